@@ -1,0 +1,16 @@
+!> gpufmm - the umbrella module: `use gpufmm` gives the whole Fortran API.
+!>
+!>   gpufmm_core       status and dtype constants, contexts, device info,
+!>                     version, error messages, the error-stop convention
+!>   gpufmm_array_mod  device arrays: transfers, copy, fill, BLAS, reductions
+!>
+!> Every procedure takes `integer, optional, intent(out) :: status` last;
+!> without it, a failure ends the program with `error stop` and the
+!> library's message (see gpufmm_core). Handles are destroyed explicitly.
+!> User guide: docs/fortran.md.
+module gpufmm
+  use gpufmm_core
+  use gpufmm_array_mod
+  implicit none
+  public
+end module gpufmm

@@ -1,0 +1,88 @@
+#include "array/array.hpp"
+
+#include <limits>
+
+namespace gpufmm {
+
+size_t dtype_size(gpufmm_dtype_t dt) {
+  switch (dt) {
+    case GPUFMM_INT32: return 4;
+    case GPUFMM_INT64: return 8;
+    case GPUFMM_FLOAT32: return 4;
+    case GPUFMM_FLOAT64: return 8;
+    case GPUFMM_COMPLEX64: return 8;
+    case GPUFMM_COMPLEX128: return 16;
+  }
+  return 0;
+}
+
+const char* dtype_name(gpufmm_dtype_t dt) {
+  switch (dt) {
+    case GPUFMM_INT32: return "int32";
+    case GPUFMM_INT64: return "int64";
+    case GPUFMM_FLOAT32: return "float32";
+    case GPUFMM_FLOAT64: return "float64";
+    case GPUFMM_COMPLEX64: return "complex64";
+    case GPUFMM_COMPLEX128: return "complex128";
+  }
+  return "invalid-dtype";
+}
+
+bool dtype_is_valid(int dt) { return dt >= GPUFMM_INT32 && dt <= GPUFMM_COMPLEX128; }
+
+bool dtype_is_float(gpufmm_dtype_t dt) {
+  return dt == GPUFMM_FLOAT32 || dt == GPUFMM_FLOAT64 || dt == GPUFMM_COMPLEX64 || dt == GPUFMM_COMPLEX128;
+}
+
+int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt) {
+  require(dtype_is_valid(dt), GPUFMM_ERROR_TYPE_MISMATCH, "argument 'dtype' = ", static_cast<int>(dt),
+          " is not a gpufmm_dtype_t");
+  require(rank >= 1 && rank <= GPUFMM_MAX_RANK, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'rank' = ", rank,
+          " is not in 1..", GPUFMM_MAX_RANK);
+  require(dims != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dims' is NULL");
+  const int64_t max_bytes = std::numeric_limits<int64_t>::max();
+  int64_t count = 1;
+  for (int i = 0; i < rank; ++i) {
+    require(dims[i] >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dims[", i, "]' = ", dims[i], " is negative");
+    if (dims[i] != 0 && count > max_bytes / static_cast<int64_t>(dtype_size(dt)) / dims[i])
+      fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dims': the array size overflows 64-bit bytes");
+    count *= dims[i];
+  }
+  return count;
+}
+
+Array* array_create(Context& ctx, gpufmm_dtype_t dt, int rank, const int64_t* dims) {
+  const int64_t count = checked_count(rank, dims, dt);
+  auto* a = new Array();
+  a->ctx = &ctx;
+  a->dtype = dt;
+  a->rank = rank;
+  for (int i = 0; i < rank; ++i) a->dims[i] = dims[i];
+  a->count = count;
+  try {
+    a->data = backend_alloc(ctx, static_cast<size_t>(count) * dtype_size(dt), "an array");
+  } catch (...) {
+    delete a;
+    throw;
+  }
+  ctx.children++;
+  register_handle(a, HandleKind::Array);
+  return a;
+}
+
+void array_destroy(Array* a) noexcept {
+  if (!a) return;
+  unregister_handle(a, HandleKind::Array);
+  if (a->owned) backend_free(*a->ctx, a->data);
+  a->ctx->children--;
+  delete a;
+}
+
+void require_array(const Array& a, gpufmm_dtype_t dt, int64_t count, const char* argname) {
+  require(a.dtype == dt, GPUFMM_ERROR_TYPE_MISMATCH, "array '", argname, "' has dtype ", dtype_name(a.dtype),
+          ", expected ", dtype_name(dt));
+  require(a.count == count, GPUFMM_ERROR_SIZE_MISMATCH, "array '", argname, "' has ", a.count,
+          " elements, expected ", count);
+}
+
+}  // namespace gpufmm

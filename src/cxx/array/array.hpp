@@ -1,0 +1,61 @@
+// The device array behind gpufmm_array_t: a dtype, rank 1..3, column-major
+// dims and a data pointer in the context's memory (device memory on a GPU
+// context, host memory on the CPU backend).
+#pragma once
+
+#include <cstdint>
+
+#include "core/context.hpp"
+#include "gpufmm.h"
+
+struct gpufmm_array_s {
+  gpufmm_context_s* ctx = nullptr;
+  gpufmm_dtype_t dtype = GPUFMM_FLOAT64;
+  int rank = 1;
+  int64_t dims[GPUFMM_MAX_RANK] = {1, 1, 1};
+  int64_t count = 0;     // product of dims
+  void* data = nullptr;  // NULL when count == 0
+  bool owned = true;     // false for gpufmm_array_wrap
+};
+
+namespace gpufmm {
+
+using Array = gpufmm_array_s;
+
+inline Array* checked_array(gpufmm_array_t a, const char* argname) {
+  return checked_handle(a, HandleKind::Array, argname);
+}
+
+size_t dtype_size(gpufmm_dtype_t dt);  // 0 for an invalid dtype
+const char* dtype_name(gpufmm_dtype_t dt);
+bool dtype_is_valid(int dt);
+bool dtype_is_float(gpufmm_dtype_t dt);  // float32/64, complex64/128
+
+// Validates rank/dims and returns the element count (throws on overflow).
+int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt);
+
+// Creates (and registers) an array; used by other areas too (trees, plans).
+Array* array_create(Context& ctx, gpufmm_dtype_t dt, int rank, const int64_t* dims);
+void array_destroy(Array* a) noexcept;
+
+// Throws TYPE_MISMATCH / SIZE_MISMATCH naming `argname` unless a has dtype
+// `dt` and `count` elements.
+void require_array(const Array& a, gpufmm_dtype_t dt, int64_t count, const char* argname);
+
+namespace cpu {
+// CPU-backend implementations of the array operations (same contracts as
+// gpufmm::cuda::* in core/cuda_backend.hpp).
+void fill(gpufmm_dtype_t dt, int64_t n, void* x, const void* value);
+void axpy(gpufmm_dtype_t dt, int64_t n, const void* alpha, const void* x, void* y);
+void scal(gpufmm_dtype_t dt, int64_t n, const void* alpha, void* x);
+void dot(gpufmm_dtype_t dt, int64_t n, const void* x, const void* y, void* result);
+void nrm2(gpufmm_dtype_t dt, int64_t n, const void* x, void* result);
+void gemv(gpufmm_dtype_t dt, gpufmm_op_t trans, int64_t m, int64_t n, const void* alpha,
+          const void* A, int64_t lda, const void* x, const void* beta, void* y);
+void gemm(gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t n, int64_t k,
+          const void* alpha, const void* A, int64_t lda, const void* B, int64_t ldb,
+          const void* beta, void* C, int64_t ldc);
+void reduce(gpufmm_dtype_t dt, Reduction op, int64_t n, const void* x, void* result);
+}  // namespace cpu
+
+}  // namespace gpufmm

@@ -1,0 +1,52 @@
+// The context behind gpufmm_context_t: one backend (the OpenMP CPU backend or
+// one CUDA device), the CUDA stream all of its work is queued on, and lazily
+// created library handles. Everything created on a context (arrays, trees,
+// plans) holds a child reference; a context with live children refuses to be
+// destroyed, so nothing is left dangling.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+
+#include "core/error.hpp"
+#include "core/handles.hpp"
+#include "gpufmm.h"
+
+struct gpufmm_context_s {
+  gpufmm_backend_t backend = GPUFMM_BACKEND_CPU;
+  int device = GPUFMM_DEVICE_CPU;  // CUDA ordinal, or GPUFMM_DEVICE_CPU
+  void* stream = nullptr;          // cudaStream_t (CUDA backend)
+  void* cublas = nullptr;          // cublasHandle_t, created on first use
+  std::atomic<long long> children{0};
+  std::mutex mutex;                // guards lazy creation of handles
+
+  bool on_gpu() const { return backend == GPUFMM_BACKEND_CUDA; }
+};
+
+namespace gpufmm {
+
+using Context = gpufmm_context_s;
+
+enum class Reduction { Sum, Min, Max };
+
+inline Context* checked_context(gpufmm_context_t c, const char* argname = "ctx") {
+  return checked_handle(c, HandleKind::Context, argname);
+}
+
+// Bytes of physical host memory (for OUT_OF_MEMORY on the CPU backend).
+long long host_physical_memory();
+long long host_available_memory();
+
+// Backend-neutral memory on a context: device memory on a GPU context,
+// 64-byte aligned host memory on the CPU backend. alloc throws
+// OUT_OF_MEMORY (naming `what`) and leaves the context usable.
+void* backend_alloc(Context& ctx, size_t bytes, const char* what);
+void backend_free(Context& ctx, void* p) noexcept;
+// Host -> context memory, context -> host, context -> context (bytes).
+void backend_upload(Context& ctx, void* dst, const void* host, size_t bytes, bool async);
+void backend_download(Context& ctx, void* host, const void* src, size_t bytes, bool async);
+void backend_copy(Context& ctx, void* dst, const void* src, size_t bytes);
+void backend_synchronize(Context& ctx);
+
+}  // namespace gpufmm

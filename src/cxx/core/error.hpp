@@ -1,0 +1,79 @@
+// Errors inside the library are C++ exceptions of type gpufmm::Error; the C
+// thunks (bindings/c) turn them into a status and a thread-local message, so
+// no exception ever crosses the C boundary.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "gpufmm.h"
+
+namespace gpufmm {
+
+class Error : public std::runtime_error {
+ public:
+  Error(gpufmm_status_t status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  gpufmm_status_t status() const noexcept { return status_; }
+
+ private:
+  gpufmm_status_t status_;
+};
+
+namespace detail {
+inline void append(std::ostringstream&) {}
+template <class A, class... R>
+void append(std::ostringstream& os, A&& a, R&&... r) {
+  os << std::forward<A>(a);
+  append(os, std::forward<R>(r)...);
+}
+}  // namespace detail
+
+// fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'rank' = ", rank, " is not in 1..3")
+template <class... A>
+[[noreturn]] void fail(gpufmm_status_t status, A&&... parts) {
+  std::ostringstream os;
+  detail::append(os, std::forward<A>(parts)...);
+  throw Error(status, os.str());
+}
+
+template <class... A>
+void require(bool ok, gpufmm_status_t status, A&&... parts) {
+  if (!ok) fail(status, std::forward<A>(parts)...);
+}
+
+// Sets the calling thread's last error message (used by the thunks).
+void set_last_error(gpufmm_status_t status, const std::string& message);
+
+// Runs f and converts any exception into a status and last-error message.
+// `where` is the C function's name, prefixed to the message.
+template <class F>
+gpufmm_status_t guard(const char* where, F&& f) noexcept {
+  try {
+    f();
+    return GPUFMM_SUCCESS;
+  } catch (const Error& e) {
+    set_last_error(e.status(), std::string(where) + ": " + e.what());
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    set_last_error(GPUFMM_ERROR_OUT_OF_MEMORY, std::string(where) + ": host memory allocation failed");
+    return GPUFMM_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_last_error(GPUFMM_ERROR_INTERNAL, std::string(where) + ": internal error: " + e.what());
+    return GPUFMM_ERROR_INTERNAL;
+  } catch (...) {
+    set_last_error(GPUFMM_ERROR_INTERNAL, std::string(where) + ": internal error (unknown exception)");
+    return GPUFMM_ERROR_INTERNAL;
+  }
+}
+
+// Checks an output pointer argument.
+template <class P>
+void require_out(P* p, const char* name) {
+  require(p != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "output argument '", name, "' is NULL");
+}
+
+}  // namespace gpufmm
