@@ -192,6 +192,216 @@ gpufmm_status_t gpufmm_array_sum(gpufmm_array_t a, void* result);
 gpufmm_status_t gpufmm_array_min(gpufmm_array_t a, void* result);
 gpufmm_status_t gpufmm_array_max(gpufmm_array_t a, void* result);
 
+/* ------------------------------------------------------------------------ */
+/* Octree                                                                    */
+/* ------------------------------------------------------------------------ */
+/*
+ * A uniform-depth octree over N sources and M receivers (papers/000 sec. 2):
+ * the points of each set sorted by 63-bit Morton key, the non-empty boxes of
+ * every level 0..l_max, and CSR interaction lists. docs/tree.md describes the
+ * data layout and conventions in full. In short:
+ *  - Keys: 21 bits per axis (levels 0..GPUFMM_TREE_MAX_LEVEL = 21); bit 3k of
+ *    a key is bit k of the x cell index, 3k+1 of y, 3k+2 of z. A box key at
+ *    level l is a point key shifted right by 3*(21-l).
+ *  - Points: sorted stably by key (equal keys keep the user's order);
+ *    perm[i] = user index of sorted point i, iperm[j] = sorted position of
+ *    user point j (0-based, int32).
+ *  - Boxes: only non-empty ones, level-major: the boxes of level l are the
+ *    global indices [level_offsets[l], level_offsets[l+1]), ascending by key.
+ *    Per box: key, parent (global index, -1 for the root), children
+ *    [child_offsets[b], child_offsets[b+1]), sorted points
+ *    [point_begin[b], point_end[b]), centre (xyz at 3b).
+ *  - Lists: one row per receiver box (global receiver index), entries are
+ *    global source-box indices, ascending within each row:
+ *      NEIGHBORS  same-level source boxes touching the receiver box (itself
+ *                 included), <= 27, every level;
+ *      M2L        the standard interaction list: children of the parent's
+ *                 neighbours that do not touch the box, <= 189, levels >= 2;
+ *      M2L_TYPE1  the M2L entries translated to the box itself in the
+ *                 modified stencil, <= 109, levels >= 2;
+ *      M2L_TYPE2  row = a receiver box P at level l; entries = source boxes at
+ *                 level l+1 translated to P (children of P's neighbours
+ *                 touching none of P's children, at distance >= D* of
+ *                 eq. 23), <= 80, levels 1..l_max-1.
+ *    M2L entries also carry a translation class (see
+ *    gpufmm_tree_m2l_class_info) and the ratio eta of eq. (20), from which
+ *    the truncation number of eq. (24) follows: p' = p ln(eta*)/ln(eta).
+ *  - Receivers == sources (recv NULL): the receiver set is the source set;
+ *    receiver and source box indices coincide.
+ *  - N = 0 or M = 0 is valid: the set has no boxes and every list is empty
+ *    (the rows of the other set still exist). With no points at all and no
+ *    given cube, the cube is centred at the origin with side 1.
+ */
+
+#define GPUFMM_TREE_MAX_LEVEL 21   /* deepest supported level (21 bits per axis) */
+#define GPUFMM_TREE_NUM_LISTS 4
+#define GPUFMM_TREE_NUM_CLASSES 559 /* M2L class codes are in [0, 559)       */
+
+typedef struct gpufmm_tree_s* gpufmm_tree_t;
+
+typedef enum gpufmm_tree_set_e {
+  GPUFMM_TREE_SOURCES = 0,
+  GPUFMM_TREE_RECEIVERS = 1
+} gpufmm_tree_set_t;
+
+typedef enum gpufmm_tree_list_e {
+  GPUFMM_TREE_NEIGHBORS = 0,
+  GPUFMM_TREE_M2L = 1,
+  GPUFMM_TREE_M2L_TYPE1 = 2,
+  GPUFMM_TREE_M2L_TYPE2 = 3
+} gpufmm_tree_list_t;
+
+/* Bit masks for gpufmm_tree_options_t.lists. */
+#define GPUFMM_TREE_LIST_BIT(list) (1 << (list))
+#define GPUFMM_TREE_LISTS_ALL 15
+
+typedef struct gpufmm_tree_options_s {
+  int l_max;       /* >= 0: the depth to use (0..GPUFMM_TREE_MAX_LEVEL);
+                      -1: derive it from s_max (the default)                  */
+  int s_max;       /* with l_max = -1: the smallest depth at which no source
+                      box and no receiver box holds more than s_max points
+                      (>= 1; default 64), capped at max_level                 */
+  int max_level;   /* cap on the derived depth, 0..GPUFMM_TREE_MAX_LEVEL
+                      (default 21). Points closer than side/2^max_level can
+                      not be separated: their leaf keeps more than s_max
+                      points (no error; see the statistics)                   */
+  int cube_given;  /* 0 (default): the cube is the bounding box's largest
+                      extent (enlarged by 2^-12) around its centre;
+                      1: use cube_center and cube_side                        */
+  double cube_center[3];
+  double cube_side;  /* > 0 when cube_given                                  */
+  int lists;       /* which lists to build: OR of GPUFMM_TREE_LIST_BIT(list);
+                      default GPUFMM_TREE_LISTS_ALL                           */
+} gpufmm_tree_options_t;
+
+/* Fills *opt with the defaults above. Errors: INVALID_ARGUMENT (opt NULL). */
+gpufmm_status_t gpufmm_tree_options_init(gpufmm_tree_options_t* opt);
+
+/* Builds an octree on ctx (CPU backend: OpenMP; GPU: everything on the
+ * device, on the context's stream; the call returns when the tree is
+ * complete). src: nsrc points, 3 x nsrc doubles in host memory (x0 y0 z0 x1
+ * ...). recv: nrecv receivers likewise, or NULL for "the receivers are the
+ * sources" (then nrecv must equal nsrc). opt NULL = defaults. src (recv) may be
+ * NULL only when nsrc (nrecv) is 0; pass any non-NULL recv with nrecv = 0 for
+ * an empty receiver set.
+ * Errors: INVALID_HANDLE (ctx); INVALID_ARGUMENT (tree NULL; negative or
+ * too large counts (> 2^31 - 2 points); a NULL coordinate pointer with a
+ * positive count; l_max < -1 or > GPUFMM_TREE_MAX_LEVEL; s_max < 1 with
+ * l_max = -1; max_level outside 0..21; lists outside 0..15; cube_given with a
+ * non-finite centre or a side that is not > 0 and finite; a NaN or Inf
+ * coordinate - the message names the set and the first bad point index; with
+ * cube_given, a point outside the cube - likewise named; a coordinate range
+ * so wide that the cube's side overflows); SIZE_MISMATCH (recv NULL and
+ * nrecv != nsrc); NOT_SUPPORTED (more boxes than int32 indices hold);
+ * OUT_OF_MEMORY; DEVICE (a CUDA call failed). */
+gpufmm_status_t gpufmm_tree_build(gpufmm_context_t ctx, const gpufmm_tree_options_t* opt,
+                                  int64_t nsrc, const double* src, int64_t nrecv,
+                                  const double* recv, gpufmm_tree_t* tree);
+
+/* As gpufmm_tree_build, with the coordinates in arrays of ctx: float64, rank
+ * 2, dims (3, n) (dims[1] may be 0). recv NULL: receivers are the sources. On
+ * a GPU context the coordinates are read on the device (no host copy).
+ * Errors: as gpufmm_tree_build, plus INVALID_HANDLE (src, or a non-NULL recv),
+ * TYPE_MISMATCH (not float64), SIZE_MISMATCH (rank or dims[0] != 3),
+ * INVALID_ARGUMENT (an array of another context). */
+gpufmm_status_t gpufmm_tree_build_arrays(gpufmm_context_t ctx, const gpufmm_tree_options_t* opt,
+                                         gpufmm_array_t src, gpufmm_array_t recv,
+                                         gpufmm_tree_t* tree);
+
+/* Frees the tree (NULL is a no-op). Errors: INVALID_HANDLE. */
+gpufmm_status_t gpufmm_tree_destroy(gpufmm_tree_t tree);
+
+typedef struct gpufmm_tree_list_stats_s {
+  int built;        /* 0 if the list was not requested (the rest is 0)       */
+  int64_t rows;     /* rows counted: receiver boxes at the levels where the
+                       list is defined (NEIGHBORS all, M2L and TYPE1 2..l_max,
+                       TYPE2 1..l_max-1), or at that one level                */
+  int64_t entries;  /* entries in those rows                                  */
+  int64_t min, max; /* row lengths (0 when rows = 0)                          */
+  double mean;
+} gpufmm_tree_list_stats_t;
+
+typedef struct gpufmm_tree_stats_s {
+  int l_max;
+  int same_sets;              /* 1 when the receivers are the sources         */
+  int backend;                /* gpufmm_backend_t of the tree's context       */
+  int64_t num_sources, num_receivers;
+  double cube_center[3];
+  double cube_side;
+  /* non-empty boxes per level (entries beyond l_max are 0) and in total */
+  int64_t source_boxes[GPUFMM_TREE_MAX_LEVEL + 1];
+  int64_t receiver_boxes[GPUFMM_TREE_MAX_LEVEL + 1];
+  int64_t total_source_boxes, total_receiver_boxes;
+  /* points per (non-empty) leaf box at l_max; 0 for an empty set */
+  int64_t source_leaf_min, source_leaf_max;
+  double source_leaf_mean;
+  int64_t receiver_leaf_min, receiver_leaf_max;
+  double receiver_leaf_mean;
+  /* list lengths, overall and per receiver-box level */
+  gpufmm_tree_list_stats_t lists[GPUFMM_TREE_NUM_LISTS];
+  gpufmm_tree_list_stats_t list_levels[GPUFMM_TREE_NUM_LISTS][GPUFMM_TREE_MAX_LEVEL + 1];
+  /* build time in seconds, per phase: upload (host coordinates to the GPU; 0
+     on the CPU or for device arrays), keys (validation, bounding cube, Morton
+     keys), sort (stable key sort, inverse permutation), hierarchy (depth,
+     boxes, links, centres), lists; total = wall time of the build call. On a
+     GPU the phases are timed with CUDA events on the stream. */
+  double time_upload, time_keys, time_sort, time_hierarchy, time_lists, time_total;
+} gpufmm_tree_stats_t;
+
+/* Statistics of a tree (computed on the first call, then cached).
+ * Errors: INVALID_HANDLE (tree), INVALID_ARGUMENT (stats NULL), DEVICE. */
+gpufmm_status_t gpufmm_tree_stats(gpufmm_tree_t tree, gpufmm_tree_stats_t* stats);
+
+/* Level offsets of a set's boxes: offsets[0..l_max+1], count = l_max + 2.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (set, offsets NULL);
+ * SIZE_MISMATCH (count != l_max + 2). */
+gpufmm_status_t gpufmm_tree_level_offsets(gpufmm_tree_t tree, gpufmm_tree_set_t set,
+                                          int64_t count, int64_t* offsets);
+
+/* Copies a set's sorted point data to host buffers of n entries (n must be
+ * the set's number of points); any output may be NULL to skip it.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (set); SIZE_MISMATCH (n); DEVICE. */
+gpufmm_status_t gpufmm_tree_get_points(gpufmm_tree_t tree, gpufmm_tree_set_t set, int64_t n,
+                                       uint64_t* keys, int32_t* perm, int32_t* iperm);
+
+/* Copies a set's boxes (all levels) to host buffers; nboxes must equal the
+ * set's total number of boxes. keys, parent, point_begin, point_end hold
+ * nboxes entries, child_offsets nboxes + 1, centers 3 * nboxes. Any output may
+ * be NULL. Errors: INVALID_HANDLE; INVALID_ARGUMENT (set); SIZE_MISMATCH
+ * (nboxes); DEVICE. */
+gpufmm_status_t gpufmm_tree_get_boxes(gpufmm_tree_t tree, gpufmm_tree_set_t set, int64_t nboxes,
+                                      uint64_t* keys, int32_t* parent, int32_t* child_offsets,
+                                      int32_t* point_begin, int32_t* point_end, double* centers);
+
+/* Size of a list: rows (= total receiver boxes) and entries.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (list unknown, rows or entries
+ * NULL, or the list was not built). */
+gpufmm_status_t gpufmm_tree_list_size(gpufmm_tree_t tree, gpufmm_tree_list_t list,
+                                      int64_t* rows, int64_t* entries);
+
+/* Copies a list: offsets[rows + 1], index[entries]; for the M2L lists also
+ * cls[entries] and eta[entries]. Any output may be NULL. rows and entries must
+ * equal gpufmm_tree_list_size's. Errors: INVALID_HANDLE; INVALID_ARGUMENT
+ * (list unknown or not built; cls or eta non-NULL for NEIGHBORS);
+ * SIZE_MISMATCH (rows, entries); DEVICE. */
+gpufmm_status_t gpufmm_tree_get_list(gpufmm_tree_t tree, gpufmm_tree_list_t list, int64_t rows,
+                                     int64_t entries, int64_t* offsets, int32_t* index,
+                                     int32_t* cls, double* eta);
+
+/* Decodes an M2L class code. to_parent: 0 for a same-level class (M2L and
+ * M2L_TYPE1 entries), 1 for a type-2 class. offset: source-box centre minus
+ * row's receiver-box centre, in units of the SOURCE box size (for type 2 the
+ * row's box P is one level coarser than the source box): integers in -3..3
+ * with max |offset| >= 2, or halves of odd integers in -5..5. eta: the
+ * ratio of eq. (20) with radii sqrt(3)/2 (source box) and sqrt(3)/2 or sqrt(3)
+ * (receiver box or P) in source-box units. Codes:
+ *   same level  cls = (dx+3) + 7(dy+3) + 49(dz+3)
+ *   type 2      cls = 343 + (ex+5)/2 + 6(ey+5)/2 + 36(ez+5)/2, offset = e/2.
+ * Any output may be NULL. Errors: INVALID_ARGUMENT (a code that no list
+ * holds: out of range, touching boxes, or a parent position not of type 2). */
+gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double offset[3],
+                                           double* eta);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,224 @@
+// C thunks of the Octree section of gpufmm.h: argument checks and status
+// codes only; the work is in src/cxx/tree.
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "array/array.hpp"
+#include "core/context.hpp"
+#include "core/error.hpp"
+#include "core/handles.hpp"
+#include "gpufmm.h"
+#include "tree/stencil.hpp"
+#include "tree/tree.hpp"
+
+using namespace gpufmm;
+
+namespace {
+
+const tree::PointSet& checked_set(const tree::Tree& t, gpufmm_tree_set_t set) {
+  require(set == GPUFMM_TREE_SOURCES || set == GPUFMM_TREE_RECEIVERS,
+          GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'set' = ", static_cast<int>(set),
+          " is not GPUFMM_TREE_SOURCES or GPUFMM_TREE_RECEIVERS");
+  return t.set(set == GPUFMM_TREE_SOURCES ? 0 : 1);
+}
+
+const tree::List& checked_list(const tree::Tree& t, gpufmm_tree_list_t list) {
+  const int k = static_cast<int>(list);
+  require(k >= 0 && k < tree::kNumLists, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'list' = ", k,
+          " is not a gpufmm_tree_list_t");
+  require(t.lists[k].built, GPUFMM_ERROR_INVALID_ARGUMENT, "list ", k,
+          " was not built (see gpufmm_tree_options_t.lists)");
+  return t.lists[k];
+}
+
+template <class T>
+void copy_out(const tree::Tree& t, T* host, const T* src, int64_t n) {
+  if (host != nullptr && n > 0) tree::download(t, host, src, sizeof(T) * static_cast<size_t>(n));
+}
+
+// Registers a built tree and hands it out.
+void hand_out(std::unique_ptr<tree::Tree> built, gpufmm_tree_t* out) {
+  auto h = std::make_unique<gpufmm_tree_s>();
+  h->tree = std::move(built);
+  register_handle(h.get(), HandleKind::TreePlan);
+  *out = h.release();
+}
+
+// Validates an input coordinate array: float64, rank 2, dims (3, n).
+int64_t checked_coords(Context& ctx, gpufmm_array_t a, const char* name) {
+  Array* arr = checked_array(a, name);
+  require(arr->ctx == &ctx, GPUFMM_ERROR_INVALID_ARGUMENT, "array '", name,
+          "' belongs to another context than 'ctx'");
+  require(arr->dtype == GPUFMM_FLOAT64, GPUFMM_ERROR_TYPE_MISMATCH, "array '", name,
+          "' must be float64");
+  require(arr->rank == 2 && arr->dims[0] == 3, GPUFMM_ERROR_SIZE_MISMATCH, "array '", name,
+          "' must have rank 2 and dims (3, n)");
+  return arr->dims[1];
+}
+
+}  // namespace
+
+extern "C" {
+
+gpufmm_status_t gpufmm_tree_options_init(gpufmm_tree_options_t* opt) {
+  return guard("gpufmm_tree_options_init", [&] {
+    require_out(opt, "opt");
+    std::memset(opt, 0, sizeof *opt);
+    const tree::Options d;
+    opt->l_max = d.l_max;
+    opt->s_max = d.s_max;
+    opt->max_level = d.max_level;
+    opt->cube_given = 0;
+    opt->cube_side = 0.0;
+    opt->lists = GPUFMM_TREE_LISTS_ALL;
+  });
+}
+
+gpufmm_status_t gpufmm_tree_build(gpufmm_context_t ctx, const gpufmm_tree_options_t* opt,
+                                  int64_t nsrc, const double* src, int64_t nrecv,
+                                  const double* recv, gpufmm_tree_t* out) {
+  return guard("gpufmm_tree_build", [&] {
+    Context* c = checked_context(ctx);
+    require_out(out, "tree");
+    const tree::Options o = tree::options_from_c(opt);
+    if (recv == nullptr)
+      require(nrecv == nsrc, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'recv' is NULL (receivers = ",
+              "sources) but nrecv = ", nrecv, " differs from nsrc = ", nsrc);
+    hand_out(tree::build(*c, o, src, nsrc, recv, nrecv, false), out);
+  });
+}
+
+gpufmm_status_t gpufmm_tree_build_arrays(gpufmm_context_t ctx, const gpufmm_tree_options_t* opt,
+                                         gpufmm_array_t src, gpufmm_array_t recv,
+                                         gpufmm_tree_t* out) {
+  return guard("gpufmm_tree_build_arrays", [&] {
+    Context* c = checked_context(ctx);
+    require_out(out, "tree");
+    const tree::Options o = tree::options_from_c(opt);
+    const int64_t nsrc = checked_coords(*c, src, "src");
+    int64_t nrecv = nsrc;
+    const double* rp = nullptr;
+    if (recv != nullptr) {
+      nrecv = checked_coords(*c, recv, "recv");
+      // A non-NULL pointer marks "distinct receivers", even for an empty set.
+      static const double kEmpty = 0.0;
+      rp = recv->data ? static_cast<const double*>(recv->data) : &kEmpty;
+    }
+    hand_out(tree::build(*c, o, static_cast<const double*>(src->data), nsrc, rp, nrecv, true), out);
+  });
+}
+
+gpufmm_status_t gpufmm_tree_destroy(gpufmm_tree_t t) {
+  return guard("gpufmm_tree_destroy", [&] {
+    if (t == nullptr) return;
+    require(unregister_handle(t, HandleKind::TreePlan), GPUFMM_ERROR_INVALID_HANDLE,
+            "tree handle 'tree' is not a live handle (never created, or already destroyed)");
+    delete t;
+  });
+}
+
+gpufmm_status_t gpufmm_tree_stats(gpufmm_tree_t t, gpufmm_tree_stats_t* stats) {
+  return guard("gpufmm_tree_stats", [&] {
+    gpufmm_tree_s* h = checked_tree(t);
+    require_out(stats, "stats");
+    std::lock_guard<std::mutex> lock(h->mutex);
+    if (!h->have_stats) {
+      h->stats = tree::compute_stats(*h->tree);
+      h->have_stats = true;
+    }
+    *stats = h->stats;
+  });
+}
+
+gpufmm_status_t gpufmm_tree_level_offsets(gpufmm_tree_t t, gpufmm_tree_set_t set, int64_t count,
+                                          int64_t* offsets) {
+  return guard("gpufmm_tree_level_offsets", [&] {
+    const tree::Tree& tr = *checked_tree(t)->tree;
+    const tree::PointSet& ps = checked_set(tr, set);
+    require_out(offsets, "offsets");
+    require(count == tr.l_max + 2, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'count' = ", count,
+            " must be l_max + 2 = ", tr.l_max + 2);
+    for (int64_t i = 0; i < count; ++i) offsets[i] = ps.level_offset[static_cast<size_t>(i)];
+  });
+}
+
+gpufmm_status_t gpufmm_tree_get_points(gpufmm_tree_t t, gpufmm_tree_set_t set, int64_t n,
+                                       uint64_t* keys, int32_t* perm, int32_t* iperm) {
+  return guard("gpufmm_tree_get_points", [&] {
+    const tree::Tree& tr = *checked_tree(t)->tree;
+    const tree::PointSet& ps = checked_set(tr, set);
+    require(n == ps.n, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'n' = ", n, " differs from the ",
+            ps.n, " points of the set");
+    copy_out(tr, keys, ps.keys, n);
+    copy_out(tr, perm, ps.perm, n);
+    copy_out(tr, iperm, ps.iperm, n);
+  });
+}
+
+gpufmm_status_t gpufmm_tree_get_boxes(gpufmm_tree_t t, gpufmm_tree_set_t set, int64_t nboxes,
+                                      uint64_t* keys, int32_t* parent, int32_t* child_offsets,
+                                      int32_t* point_begin, int32_t* point_end, double* centers) {
+  return guard("gpufmm_tree_get_boxes", [&] {
+    const tree::Tree& tr = *checked_tree(t)->tree;
+    const tree::PointSet& ps = checked_set(tr, set);
+    require(nboxes == ps.nboxes, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'nboxes' = ", nboxes,
+            " differs from the ", ps.nboxes, " boxes of the set");
+    copy_out(tr, keys, ps.box_key, nboxes);
+    copy_out(tr, parent, ps.parent, nboxes);
+    copy_out(tr, child_offsets, ps.child_offset, nboxes + 1);
+    copy_out(tr, point_begin, ps.point_begin, nboxes);
+    copy_out(tr, point_end, ps.point_end, nboxes);
+    copy_out(tr, centers, ps.center, 3 * nboxes);
+  });
+}
+
+gpufmm_status_t gpufmm_tree_list_size(gpufmm_tree_t t, gpufmm_tree_list_t list, int64_t* rows,
+                                      int64_t* entries) {
+  return guard("gpufmm_tree_list_size", [&] {
+    const tree::Tree& tr = *checked_tree(t)->tree;
+    const tree::List& l = checked_list(tr, list);
+    require_out(rows, "rows");
+    require_out(entries, "entries");
+    *rows = l.rows;
+    *entries = l.nnz;
+  });
+}
+
+gpufmm_status_t gpufmm_tree_get_list(gpufmm_tree_t t, gpufmm_tree_list_t list, int64_t rows,
+                                     int64_t entries, int64_t* offsets, int32_t* index,
+                                     int32_t* cls, double* eta) {
+  return guard("gpufmm_tree_get_list", [&] {
+    const tree::Tree& tr = *checked_tree(t)->tree;
+    const tree::List& l = checked_list(tr, list);
+    require(rows == l.rows, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'rows' = ", rows,
+            " differs from the list's ", l.rows, " rows");
+    require(entries == l.nnz, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'entries' = ", entries,
+            " differs from the list's ", l.nnz, " entries");
+    if (list == GPUFMM_TREE_NEIGHBORS)
+      require(cls == nullptr && eta == nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,
+              "the neighbour list has no classes or ratios: 'cls' and 'eta' must be NULL");
+    copy_out(tr, offsets, l.offsets, rows + 1);
+    copy_out(tr, index, l.index, entries);
+    if (list != GPUFMM_TREE_NEIGHBORS) {
+      copy_out(tr, cls, l.cls, entries);
+      copy_out(tr, eta, l.eta, entries);
+    }
+  });
+}
+
+gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double offset[3],
+                                           double* eta) {
+  return guard("gpufmm_tree_m2l_class_info", [&] {
+    bool tp = false;
+    double off[3] = {0, 0, 0}, e = 0;
+    require(tree::decode_class(cls, tp, off, e), GPUFMM_ERROR_INVALID_ARGUMENT,
+            "argument 'cls' = ", cls, " is not an M2L class code that a list holds");
+    if (to_parent) *to_parent = tp ? 1 : 0;
+    if (offset)
+      for (int k = 0; k < 3; ++k) offset[k] = off[k];
+    if (eta) *eta = e;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,760 @@
+// The CUDA tree builder. Everything runs on the context's stream and stays on
+// the device; the host waits twice (for the depth and box counts, and for the
+// list sizes) to size the allocations. Produces exactly what the OpenMP
+// builder produces (src/cxx/tree/tree_cpu.cpp):
+//   keys       bounding box (two-stage reduction), cube, Morton keys, checks
+//   sort       cub::DeviceRadixSort::SortPairs (stable), inverse permutation
+//   hierarchy  histogram of common levels of neighbouring keys (-> depth and
+//              box counts per level), sync, cub::DeviceSelect of box starts
+//              level by level, parent/child links, centres
+//   lists      one warp per receiver box: neighbours, count, cub::DeviceScan,
+//              sync, fill
+#include <cuda_runtime.h>
+
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cuda/common/cuda_check.cuh"
+#include "tree/stencil.hpp"
+#include "tree/tree.hpp"
+
+namespace gpufmm {
+namespace tree {
+namespace detail {
+
+namespace {
+
+using cuda::check;
+using cuda::check_launch;
+
+constexpr unsigned long long kNoneU = ULLONG_MAX;
+constexpr int kBlock = 256;
+constexpr int kWarpsPerBlock = kBlock / 32;
+constexpr unsigned kFull = 0xffffffffu;
+
+// Device-side bookkeeping, read back by the host at the two sync points.
+struct Status {
+  unsigned long long bad[4];  // first non-finite (src, recv), first outside (src, recv)
+  unsigned long long hist[2][kMaxLevel + 1];
+  int cmax[2];
+  Cube cube;
+  long long selected[2][kMaxLevel + 1];  // boxes found per set and level
+  long long nnz[kNumLists];
+};
+
+struct Offsets {
+  int64_t v[kMaxLevel + 2];
+};
+
+inline unsigned blocks_for(int64_t n, int block, int64_t cap) {
+  const int64_t b = (n + block - 1) / block;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(b, cap)));
+}
+
+// ---------------------------------------------------------------- keys
+
+__global__ void init_status_kernel(Status* st) {
+  const int i = threadIdx.x;
+  if (i < 4) st->bad[i] = kNoneU;
+  if (i < 2) st->cmax[i] = -1;
+  if (i < 2 * (kMaxLevel + 1)) {
+    st->hist[i / (kMaxLevel + 1)][i % (kMaxLevel + 1)] = 0;
+    st->selected[i / (kMaxLevel + 1)][i % (kMaxLevel + 1)] = 0;
+  }
+  if (i < kNumLists) st->nnz[i] = 0;
+}
+
+// Per-block bounding box (6 values per block) and the first non-finite point.
+__global__ void __launch_bounds__(kBlock)
+bbox_partial_kernel(const double* __restrict__ p, int64_t n, double* __restrict__ part,
+                    unsigned long long* __restrict__ bad) {
+  __shared__ double sh[6][kBlock];
+  double v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  unsigned long long first = kNoneU;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const double x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2];
+    if (!(isfinite(x) && isfinite(y) && isfinite(z))) {
+      if (first == kNoneU) first = static_cast<unsigned long long>(i);
+      continue;
+    }
+    v[0] = fmin(v[0], x); v[1] = fmin(v[1], y); v[2] = fmin(v[2], z);
+    v[3] = fmax(v[3], x); v[4] = fmax(v[4], y); v[5] = fmax(v[5], z);
+  }
+  if (first != kNoneU) atomicMin(bad, first);
+  for (int k = 0; k < 6; ++k) sh[k][threadIdx.x] = v[k];
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      for (int k = 0; k < 3; ++k) sh[k][threadIdx.x] = fmin(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
+      for (int k = 3; k < 6; ++k) sh[k][threadIdx.x] = fmax(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x < 6) part[6 * blockIdx.x + threadIdx.x] = sh[threadIdx.x][0];
+}
+
+// One block: combines the partial boxes of both sets into the cube.
+__global__ void __launch_bounds__(kBlock)
+cube_kernel(const double* __restrict__ part, int nparts, bool given, double cx, double cy,
+            double cz, double side, Status* st) {
+  __shared__ double sh[6][kBlock];
+  double v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  for (int b = threadIdx.x; b < nparts; b += blockDim.x)
+    for (int k = 0; k < 3; ++k) {
+      v[k] = fmin(v[k], part[6 * b + k]);
+      v[3 + k] = fmax(v[3 + k], part[6 * b + 3 + k]);
+    }
+  for (int k = 0; k < 6; ++k) sh[k][threadIdx.x] = v[k];
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      for (int k = 0; k < 3; ++k) sh[k][threadIdx.x] = fmin(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
+      for (int k = 3; k < 6; ++k) sh[k][threadIdx.x] = fmax(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  if (given) {
+    const double c[3] = {cx, cy, cz};
+    st->cube = cube_from_center(c, side);
+    return;
+  }
+  double lo[3] = {sh[0][0], sh[1][0], sh[2][0]}, hi[3] = {sh[3][0], sh[4][0], sh[5][0]};
+  if (!(lo[0] <= hi[0])) {  // no (finite) points at all
+    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = 0.0;
+  }
+  st->cube = cube_from_bbox(lo, hi);
+}
+
+__global__ void __launch_bounds__(kBlock)
+keys_kernel(const double* __restrict__ p, int64_t n, const Status* __restrict__ st, bool check_inside,
+            uint64_t* __restrict__ keys, int32_t* __restrict__ vals,
+            unsigned long long* __restrict__ bad_outside) {
+  const Cube q = st->cube;
+  unsigned long long first = kNoneU;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const double cx = cube_cells(q, 0, p[3 * i]), cy = cube_cells(q, 1, p[3 * i + 1]),
+                 cz = cube_cells(q, 2, p[3 * i + 2]);
+    if (check_inside && first == kNoneU &&
+        !(cells_inside(cx) && cells_inside(cy) && cells_inside(cz)))
+      first = static_cast<unsigned long long>(i);
+    keys[i] = morton_encode(cell_index(cx), cell_index(cy), cell_index(cz));
+    vals[i] = static_cast<int32_t>(i);
+  }
+  if (first != kNoneU) atomicMin(bad_outside, first);
+}
+
+// ---------------------------------------------------------------- sort, levels
+
+__global__ void iperm_kernel(const int32_t* __restrict__ perm, int64_t n, int32_t* __restrict__ iperm) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    iperm[perm[i]] = static_cast<int32_t>(i);
+}
+
+__global__ void __launch_bounds__(kBlock)
+scan_levels_kernel(const uint64_t* __restrict__ k, int64_t n, int s_max,
+                   unsigned long long* __restrict__ hist, int* __restrict__ cmax) {
+  __shared__ unsigned int h[kMaxLevel + 1];
+  if (threadIdx.x <= kMaxLevel) h[threadIdx.x] = 0;
+  __syncthreads();
+  int c_hi = -1;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t start = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  for (int64_t i = start; i < n; i += stride) {
+    if (i >= 1) atomicAdd(&h[common_levels(k[i - 1], k[i])], 1u);
+    if (s_max > 0 && i + s_max < n) c_hi = max(c_hi, common_levels(k[i], k[i + s_max]));
+  }
+  __syncthreads();
+  if (threadIdx.x <= kMaxLevel && h[threadIdx.x] != 0)
+    atomicAdd(&hist[threadIdx.x], static_cast<unsigned long long>(h[threadIdx.x]));
+  for (int o = 16; o > 0; o >>= 1) c_hi = max(c_hi, __shfl_xor_sync(kFull, c_hi, o));
+  if ((threadIdx.x & 31) == 0 && c_hi >= 0) atomicMax(cmax, c_hi);
+}
+
+// ---------------------------------------------------------------- hierarchy
+
+struct LeafStart {
+  const uint64_t* k;
+  int shift;
+  __device__ bool operator()(int i) const {
+    return i == 0 || (k[i] >> shift) != (k[i - 1] >> shift);
+  }
+};
+
+struct ParentStart {
+  const uint64_t* k;  // child keys of one level
+  __device__ bool operator()(int j) const { return j == 0 || (k[j] >> 3) != (k[j - 1] >> 3); }
+};
+
+__global__ void leaf_boxes_kernel(const int32_t* __restrict__ starts, int64_t nl, int64_t n,
+                                  const uint64_t* __restrict__ keys, int shift, int64_t off,
+                                  int32_t nb, uint64_t* __restrict__ box_key,
+                                  int32_t* __restrict__ pb, int32_t* __restrict__ pe,
+                                  int32_t* __restrict__ child) {
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < nl;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int32_t s = starts[j];
+    box_key[off + j] = keys[s] >> shift;
+    pb[off + j] = s;
+    pe[off + j] = j + 1 < nl ? starts[j + 1] : static_cast<int32_t>(n);
+    child[off + j] = nb;
+  }
+}
+
+__global__ void parent_boxes_kernel(const int32_t* __restrict__ starts, int64_t np, int64_t nc,
+                                    int64_t po, int64_t co, uint64_t* __restrict__ box_key,
+                                    int32_t* __restrict__ pb, int32_t* __restrict__ pe,
+                                    int32_t* __restrict__ child, int32_t* __restrict__ parent) {
+  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < np;
+       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t cb = starts[p], ce = p + 1 < np ? starts[p + 1] : nc;
+    box_key[po + p] = box_key[co + cb] >> 3;
+    pb[po + p] = pb[co + cb];
+    pe[po + p] = pe[co + ce - 1];
+    child[po + p] = static_cast<int32_t>(co + cb);
+    for (int64_t c = cb; c < ce; ++c) parent[co + c] = static_cast<int32_t>(po + p);
+  }
+}
+
+__global__ void root_kernel(int32_t* parent, int32_t* child, int32_t nb) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    if (nb > 0) parent[0] = -1;
+    child[nb] = nb;
+  }
+}
+
+__global__ void centers_kernel(const uint64_t* __restrict__ box_key, int64_t nb, Offsets off,
+                               int l_max, const Status* __restrict__ st, double* __restrict__ center) {
+  const Cube q = st->cube;
+  for (int64_t b = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; b < nb;
+       b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int l = 0;
+    while (l < l_max && b >= off.v[l + 1]) ++l;
+    int32_t x, y, z;
+    morton_decode(box_key[b], x, y, z);
+    center[3 * b] = box_center(q, 0, l, x);
+    center[3 * b + 1] = box_center(q, 1, l, y);
+    center[3 * b + 2] = box_center(q, 2, l, z);
+  }
+}
+
+// ---------------------------------------------------------------- lists
+//
+// Pass A (nbr_kernel): one warp per receiver box; lanes 0..26 look up the 27
+// same-level neighbour positions by binary search in the level's sorted
+// source keys, rank the hits and store them ascending in a 27-wide row.
+// Pass B (lists_kernel, count then fill): one warp per receiver box and no
+// search: lane j takes the j-th neighbour of the box's parent (M2L, type 1)
+// or of the box itself (type 2) and walks its (<= 8, contiguous) children;
+// warp scans turn the per-lane counts into write positions, so every row
+// comes out in ascending source order.
+
+struct ListArgs {
+  const uint64_t* skey;
+  const int32_t* schild;
+  Offsets soff;
+  const uint64_t* rkey;
+  const int32_t* rparent;
+  Offsets roff;
+  int l_max;
+  unsigned want;
+  int64_t rows;
+  int32_t* nb;   // [rows * 27] pass-A neighbours
+  uint8_t* nn;   // [rows]
+  int64_t* off[kNumLists];
+  int32_t* idx[kNumLists];
+  int32_t* cls[kNumLists];
+  double* eta[kNumLists];
+};
+
+__device__ __forceinline__ int warp_exclusive_scan(int v, int lane, int& total) {
+  int inc = v;
+  for (int o = 1; o < 32; o <<= 1) {
+    const int t = __shfl_up_sync(kFull, inc, o);
+    if (lane >= o) inc += t;
+  }
+  total = __shfl_sync(kFull, inc, 31);
+  return inc - v;
+}
+
+__device__ __forceinline__ int warp_sum(int v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+
+__device__ __forceinline__ int row_level(const Offsets& off, int l_max, int64_t row) {
+  int level = 0;
+  while (level < l_max && row >= off.v[level + 1]) ++level;
+  return level;
+}
+
+__global__ void __launch_bounds__(kBlock) nbr_kernel(ListArgs a) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= a.rows) return;  // uniform per warp
+  const int level = row_level(a.roff, a.l_max, row);
+  int32_t x, y, z;
+  morton_decode(a.rkey[row], x, y, z);
+  int32_t g = -1;
+  if (lane < 27) {
+    int dx, dy, dz;
+    stencil27(lane, dx, dy, dz);
+    const int64_t o = a.soff.v[level], n = a.soff.v[level + 1] - o;
+    if (n > 0) g = find_box(a.skey, o, n, level, x + dx, y + dy, z + dz);
+  }
+  int rank = 0;
+  for (int j = 0; j < 27; ++j) {
+    const int32_t v = __shfl_sync(kFull, g, j);
+    rank += (v >= 0 && v < g) ? 1 : 0;
+  }
+  const unsigned hits = __ballot_sync(kFull, g >= 0);
+  if (g >= 0) a.nb[row * 27 + rank] = g;
+  if (lane == 0) a.nn[row] = static_cast<uint8_t>(__popc(hits));
+}
+
+template <bool kFill>
+__global__ void __launch_bounds__(kBlock) lists_kernel(ListArgs a) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= a.rows) return;  // uniform per warp
+  const int level = row_level(a.roff, a.l_max, row);
+  int32_t x, y, z;
+  morton_decode(a.rkey[row], x, y, z);
+  const bool want_n = (a.want >> kNeighbors) & 1u, want_m = (a.want >> kM2L) & 1u,
+             want_1 = (a.want >> kType1) & 1u, want_2 = (a.want >> kType2) & 1u;
+  const int n_own = a.nn[row];
+
+  if (want_n) {
+    if (kFill) {
+      if (lane < n_own) a.idx[kNeighbors][a.off[kNeighbors][row] + lane] = a.nb[row * 27 + lane];
+    } else if (lane == 0) {
+      a.off[kNeighbors][row] = n_own;
+    }
+  }
+
+  if (want_m || want_1) {
+    // Lane j: children of the j-th neighbour of the parent (ascending).
+    const int32_t px = x >> 1, py = y >> 1, pz = z >> 1;
+    int32_t cb = 0, ce = 0, qx = 0, qy = 0, qz = 0;
+    if (level >= 1) {
+      const int32_t P = a.rparent[row];
+      if (lane < a.nn[P]) {
+        const int32_t q = a.nb[static_cast<int64_t>(P) * 27 + lane];
+        cb = a.schild[q];
+        ce = a.schild[q + 1];
+        morton_decode(a.skey[q], qx, qy, qz);
+      }
+    }
+    int cm = 0, c1 = 0;
+    for (int32_t c = cb; c < ce; ++c) {
+      const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
+      const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u), cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
+                    cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
+      if (adjacent(cx - x, cy - y, cz - z)) continue;
+      ++cm;
+      if (!is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz))) ++c1;
+    }
+    if (!kFill) {
+      const int tm = warp_sum(cm), t1 = warp_sum(c1);
+      if (lane == 0) {
+        if (want_m) a.off[kM2L][row] = tm;
+        if (want_1) a.off[kType1][row] = t1;
+      }
+    } else {
+      int tm, t1;
+      int64_t pm = warp_exclusive_scan(cm, lane, tm), p1 = warp_exclusive_scan(c1, lane, t1);
+      if (want_m) pm += a.off[kM2L][row];
+      if (want_1) p1 += a.off[kType1][row];
+      for (int32_t c = cb; c < ce; ++c) {
+        const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
+        const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u), cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
+                      cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
+        const int dx = cx - x, dy = cy - y, dz = cz - z;
+        if (adjacent(dx, dy, dz)) continue;
+        const int32_t cls = same_level_class(dx, dy, dz);
+        const double eta = same_level_eta(dx, dy, dz);
+        if (want_m) {
+          a.idx[kM2L][pm] = c;
+          a.cls[kM2L][pm] = cls;
+          a.eta[kM2L][pm] = eta;
+          ++pm;
+        }
+        if (want_1 && !is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz))) {
+          a.idx[kType1][p1] = c;
+          a.cls[kType1][p1] = cls;
+          a.eta[kType1][p1] = eta;
+          ++p1;
+        }
+      }
+    }
+  }
+
+  if (want_2) {
+    // This box as the parent: children of its own neighbours, one level down.
+    int32_t cb = 0, ce = 0, qx = 0, qy = 0, qz = 0;
+    if (level < a.l_max && lane < n_own) {
+      const int32_t q = a.nb[row * 27 + lane];
+      cb = a.schild[q];
+      ce = a.schild[q + 1];
+      morton_decode(a.skey[q], qx, qy, qz);
+    }
+    int c2 = 0;
+    for (int32_t c = cb; c < ce; ++c) {
+      const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
+      if (is_type2(parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
+                   parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
+                   parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z)))
+        ++c2;
+    }
+    if (!kFill) {
+      const int t2 = warp_sum(c2);
+      if (lane == 0) a.off[kType2][row] = t2;
+    } else {
+      int t2;
+      int64_t p2 = warp_exclusive_scan(c2, lane, t2) + a.off[kType2][row];
+      for (int32_t c = cb; c < ce; ++c) {
+        const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
+        const int ex = parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
+                  ey = parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
+                  ez = parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z);
+        if (!is_type2(ex, ey, ez)) continue;
+        a.idx[kType2][p2] = c;
+        a.cls[kType2][p2] = parent_class(ex, ey, ez);
+        a.eta[kType2][p2] = parent_eta(ex, ey, ez);
+        ++p2;
+      }
+    }
+  }
+}
+
+__global__ void totals_kernel(ListArgs a, Status* st) {
+  const int k = threadIdx.x;
+  if (k < kNumLists && ((a.want >> k) & 1u)) st->nnz[k] = a.off[k][a.rows];
+}
+
+// ---------------------------------------------------------------- host side
+
+class Events {
+ public:
+  explicit Events(int n) : n_(n) {
+    for (int i = 0; i < n_; ++i) {
+      cudaError_t err = cudaEventCreate(&e_[i]);
+      if (err != cudaSuccess) {
+        made_ = i;
+        cuda::throw_cuda_error(err, "cudaEventCreate");
+      }
+      made_ = i + 1;
+    }
+  }
+  ~Events() {
+    for (int i = 0; i < made_; ++i)
+      if (cudaEventDestroy(e_[i]) != cudaSuccess) (void)cudaGetLastError();
+  }
+  void record(int i, cudaStream_t s) { check(cudaEventRecord(e_[i], s), "cudaEventRecord"); }
+  double seconds(int a, int b) {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, e_[a], e_[b]), "cudaEventElapsedTime");
+    return 1e-3 * ms;
+  }
+  void wait(int i) { check(cudaEventSynchronize(e_[i]), "cudaEventSynchronize"); }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+
+ private:
+  cudaEvent_t e_[8] = {};
+  int n_ = 0, made_ = 0;
+};
+
+Offsets offsets_of(const PointSet& ps) {
+  Offsets o;
+  for (int i = 0; i < kMaxLevel + 2; ++i)
+    o.v[i] = i < static_cast<int>(ps.level_offset.size()) ? ps.level_offset[static_cast<size_t>(i)]
+             : (ps.level_offset.empty() ? 0 : ps.level_offset.back());
+  return o;
+}
+
+// Bump allocator over one scratch buffer.
+struct Carve {
+  char* base = nullptr;
+  size_t used = 0;
+  template <class T>
+  T* take(int64_t count) {
+    T* p = reinterpret_cast<T*>(base + used);
+    used += (static_cast<size_t>(count > 0 ? count : 0) * sizeof(T) + 255) / 256 * 256;
+    return p;
+  }
+};
+
+}  // namespace
+
+void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) {
+  Context& ctx = t.ctx;
+  cuda::DeviceGuard guard(ctx);
+  cudaStream_t stream = cuda::stream_of(ctx);
+  cuda::clear_last_error();
+  int dev = 0, sms = 1;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+  const int64_t grid_cap = static_cast<int64_t>(sms) * 8;
+
+  const int nsets = t.same_sets ? 1 : 2;
+  PointSet* sets[2] = {&t.src, &t.recv_own};
+  const int64_t n[2] = {t.src.n, t.same_sets ? 0 : t.recv_own.n};
+  const int64_t nmax = std::max(n[0], n[1]);
+  const int lcap = t.options.l_max >= 0 ? t.options.l_max : t.options.max_level;
+
+  // ---- scratch sizes (CUB temp storage queried for the largest use)
+  size_t cub_bytes = 0;
+  for (int s = 0; s < nsets; ++s) {
+    size_t b = 0;
+    check(cub::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const uint64_t*>(nullptr),
+                                          static_cast<uint64_t*>(nullptr),
+                                          static_cast<const int32_t*>(nullptr),
+                                          static_cast<int32_t*>(nullptr), static_cast<int>(n[s]), 0,
+                                          63, stream),
+          "cub::DeviceRadixSort::SortPairs (size query)");
+    cub_bytes = std::max(cub_bytes, b);
+  }
+  {
+    size_t b = 0;
+    check(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0),
+                                static_cast<int32_t*>(nullptr), static_cast<long long*>(nullptr),
+                                static_cast<int64_t>(nmax), LeafStart{nullptr, 0}, stream),
+          "cub::DeviceSelect::If (size query)");
+    cub_bytes = std::max(cub_bytes, b);
+    const int64_t max_rows = (static_cast<int64_t>(lcap) + 1) * std::max<int64_t>(n[0], n[nsets - 1]) + 1;
+    check(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<int64_t*>(nullptr),
+                                        static_cast<int64_t*>(nullptr), max_rows, stream),
+          "cub::DeviceScan::ExclusiveSum (size query)");
+    cub_bytes = std::max(cub_bytes, b);
+  }
+  const unsigned gb[2] = {n[0] > 0 ? blocks_for(n[0], kBlock, grid_cap) : 0u,
+                          n[1] > 0 ? blocks_for(n[1], kBlock, grid_cap) : 0u};
+  const int nparts = static_cast<int>(gb[0] + gb[1]);
+
+  size_t scratch_bytes = 0;
+  auto sz = [](int64_t count, size_t elem) { return (static_cast<size_t>(count) * elem + 255) / 256 * 256; };
+  if (!on_device) scratch_bytes += sz(3 * n[0], 8) + sz(3 * n[1], 8);
+  scratch_bytes += sz(n[0], 8) + sz(n[1], 8) + sz(n[0], 4) + sz(n[1], 4);  // unsorted keys, indices
+  scratch_bytes += sz(std::max<int64_t>(nmax, 1), 4);                        // box starts
+  scratch_bytes += sz(6 * std::max(nparts, 1), 8) + sz(1, sizeof(Status)) + sz(static_cast<int64_t>(cub_bytes), 1);
+  cuda::StreamBuffer scratch(ctx, scratch_bytes, "tree build scratch");
+  Carve cv{static_cast<char*>(scratch.get())};
+  const double* coords[2] = {src, recv};
+  double* up[2] = {nullptr, nullptr};
+  if (!on_device) {
+    up[0] = cv.take<double>(3 * n[0]);
+    up[1] = cv.take<double>(3 * n[1]);
+  }
+  uint64_t* keys_in[2] = {cv.take<uint64_t>(n[0]), cv.take<uint64_t>(n[1])};
+  int32_t* idx_in[2] = {cv.take<int32_t>(n[0]), cv.take<int32_t>(n[1])};
+  int32_t* starts = cv.take<int32_t>(std::max<int64_t>(nmax, 1));
+  double* parts = cv.take<double>(6 * std::max(nparts, 1));
+  Status* st = cv.take<Status>(1);
+  void* cub_tmp = cv.take<char>(static_cast<int64_t>(cub_bytes));
+
+  Events ev(6);
+  ev.record(0, stream);
+
+  // ---- upload (host coordinates only)
+  if (!on_device) {
+    for (int s = 0; s < nsets; ++s) {
+      if (n[s] == 0) continue;
+      check(cudaMemcpyAsync(up[s], coords[s], sizeof(double) * 3 * static_cast<size_t>(n[s]),
+                            cudaMemcpyHostToDevice, stream),
+            "cudaMemcpyAsync (tree coordinates, host to device)");
+      coords[s] = up[s];
+    }
+  }
+  ev.record(1, stream);
+
+  // ---- keys
+  init_status_kernel<<<1, 64, 0, stream>>>(st);
+  check_launch("init_status_kernel");
+  for (int s = 0; s < nsets; ++s) {
+    if (n[s] == 0) continue;
+    bbox_partial_kernel<<<gb[s], kBlock, 0, stream>>>(coords[s], n[s], parts + 6 * (s == 0 ? 0 : gb[0]),
+                                                      &st->bad[s]);
+    check_launch("bbox_partial_kernel");
+  }
+  cube_kernel<<<1, kBlock, 0, stream>>>(parts, nparts, t.options.cube_given, t.options.cube_center[0],
+                                   t.options.cube_center[1], t.options.cube_center[2],
+                                   t.options.cube_side, st);
+  check_launch("cube_kernel");
+  allocate_points(t);
+  for (int s = 0; s < nsets; ++s) {
+    if (n[s] == 0) continue;
+    keys_kernel<<<blocks_for(n[s], kBlock, grid_cap), kBlock, 0, stream>>>(
+        coords[s], n[s], st, t.options.cube_given, keys_in[s], idx_in[s], &st->bad[2 + s]);
+    check_launch("keys_kernel");
+  }
+  ev.record(2, stream);
+
+  // ---- sort
+  for (int s = 0; s < nsets; ++s) {
+    if (n[s] == 0) continue;
+    size_t b = cub_bytes;
+    check(cub::DeviceRadixSort::SortPairs(cub_tmp, b, keys_in[s], sets[s]->keys, idx_in[s],
+                                          sets[s]->perm, static_cast<int>(n[s]), 0, 63, stream),
+          "cub::DeviceRadixSort::SortPairs");
+    iperm_kernel<<<blocks_for(n[s], kBlock, grid_cap), kBlock, 0, stream>>>(sets[s]->perm, n[s],
+                                                                           sets[s]->iperm);
+    check_launch("iperm_kernel");
+  }
+  ev.record(3, stream);
+
+  // ---- hierarchy: depth and box counts (sync 1)
+  const int s_max = t.options.l_max < 0 ? t.options.s_max : 0;
+  for (int s = 0; s < nsets; ++s) {
+    if (n[s] == 0) continue;
+    scan_levels_kernel<<<blocks_for(n[s], kBlock, grid_cap), kBlock, 0, stream>>>(
+        sets[s]->keys, n[s], s_max, st->hist[s], &st->cmax[s]);
+    check_launch("scan_levels_kernel");
+  }
+  Status hs;
+  check(cudaMemcpyAsync(&hs, st, sizeof(Status), cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync (tree status, device to host)");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  for (int kind = 0; kind < 2; ++kind)
+    for (int s = 0; s < nsets; ++s)
+      if (hs.bad[2 * kind + s] != kNoneU)
+        fail_bad_point(kind, s == 1, static_cast<int64_t>(hs.bad[2 * kind + s]));
+  t.cube = hs.cube;
+  require(std::isfinite(t.cube.side) && t.cube.scale > 0, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "the coordinates span a range too wide for double precision (cube side ", t.cube.side,
+          ")");
+  LevelScan scans[2];
+  for (int s = 0; s < 2; ++s) {
+    for (int c = 0; c <= kMaxLevel; ++c)
+      scans[s].hist[c] = s < nsets ? static_cast<int64_t>(hs.hist[s][c]) : 0;
+    scans[s].cmax = s < nsets ? hs.cmax[s] : -1;
+  }
+  finish_levels(t, scans);
+  allocate_boxes(t);
+
+  // ---- hierarchy: boxes, links, centres
+  const int L = t.l_max;
+  for (int s = 0; s < nsets; ++s) {
+    PointSet& ps = *sets[s];
+    const int32_t nb = static_cast<int32_t>(ps.nboxes);
+    if (n[s] > 0) {
+      const std::vector<int64_t>& off = ps.level_offset;
+      const int sh = level_shift(L);
+      size_t b = cub_bytes;
+      check(cub::DeviceSelect::If(cub_tmp, b, thrust::counting_iterator<int>(0), starts,
+                                  &st->selected[s][L], n[s], LeafStart{ps.keys, sh}, stream),
+            "cub::DeviceSelect::If (leaf boxes)");
+      const int64_t nl = off[L + 1] - off[L];
+      leaf_boxes_kernel<<<blocks_for(nl, kBlock, grid_cap), kBlock, 0, stream>>>(
+          starts, nl, n[s], ps.keys, sh, off[L], nb, ps.box_key, ps.point_begin, ps.point_end,
+          ps.child_offset);
+      check_launch("leaf_boxes_kernel");
+      for (int l = L - 1; l >= 0; --l) {
+        const int64_t co = off[l + 1], nc = off[l + 2] - off[l + 1], po = off[l], np = off[l + 1] - off[l];
+        b = cub_bytes;
+        check(cub::DeviceSelect::If(cub_tmp, b, thrust::counting_iterator<int>(0), starts,
+                                    &st->selected[s][l], nc, ParentStart{ps.box_key + co}, stream),
+              "cub::DeviceSelect::If (parent boxes)");
+        parent_boxes_kernel<<<blocks_for(np, kBlock, grid_cap), kBlock, 0, stream>>>(
+            starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.child_offset,
+            ps.parent);
+        check_launch("parent_boxes_kernel");
+      }
+      centers_kernel<<<blocks_for(nb, kBlock, grid_cap), kBlock, 0, stream>>>(
+          ps.box_key, nb, offsets_of(ps), L, st, ps.center);
+      check_launch("centers_kernel");
+    }
+    root_kernel<<<1, 1, 0, stream>>>(ps.parent, ps.child_offset, nb);
+    check_launch("root_kernel");
+  }
+  ev.record(4, stream);
+
+  // ---- lists: count, scan, sizes (sync 2), fill
+  const PointSet& R = t.receivers();
+  ListArgs a{};
+  a.skey = t.src.box_key;
+  a.schild = t.src.child_offset;
+  a.soff = offsets_of(t.src);
+  a.rkey = R.box_key;
+  a.rparent = R.parent;
+  a.roff = offsets_of(R);
+  a.l_max = L;
+  a.rows = R.nboxes;
+  a.want = 0;
+  for (int k = 0; k < kNumLists; ++k) {
+    List& l = t.lists[k];
+    if (!l.built) continue;
+    a.want |= 1u << k;
+    a.off[k] = l.offsets;
+  }
+  const bool any_rows = a.want != 0 && a.rows > 0;
+  const unsigned row_grid = static_cast<unsigned>((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  // 27 int32 neighbours and one uint8 count per receiver box.
+  cuda::StreamBuffer nb_buf(ctx, any_rows ? static_cast<size_t>(a.rows) * (27 * sizeof(int32_t) + 1) : 0,
+                            "tree neighbour table");
+  if (any_rows) {
+    a.nb = static_cast<int32_t*>(nb_buf.get());
+    a.nn = reinterpret_cast<uint8_t*>(a.nb + a.rows * 27);
+    nbr_kernel<<<row_grid, kBlock, 0, stream>>>(a);
+    check_launch("nbr_kernel");
+    lists_kernel<false><<<row_grid, kBlock, 0, stream>>>(a);
+    check_launch("lists_kernel<count>");
+  }
+  for (int k = 0; k < kNumLists; ++k) {
+    if (!((a.want >> k) & 1u)) continue;
+    check(cudaMemsetAsync(a.off[k] + a.rows, 0, sizeof(int64_t), stream), "cudaMemsetAsync");
+    if (a.rows > 0) {
+      size_t b = cub_bytes;
+      check(cub::DeviceScan::ExclusiveSum(cub_tmp, b, a.off[k], a.off[k], a.rows + 1, stream),
+            "cub::DeviceScan::ExclusiveSum (list offsets)");
+    }
+  }
+  if (a.want != 0) {
+    totals_kernel<<<1, 32, 0, stream>>>(a, st);
+    check_launch("totals_kernel");
+  }
+  check(cudaMemcpyAsync(&hs, st, sizeof(Status), cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync (tree status, device to host)");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  for (int s = 0; s < nsets; ++s) {
+    if (n[s] == 0) continue;
+    for (int l = 0; l <= L; ++l)
+      require(hs.selected[s][l] == sets[s]->boxes_at(l), GPUFMM_ERROR_INTERNAL,
+              "tree build: found ", hs.selected[s][l], " boxes at level ", l,
+              " where the key histogram predicted ", sets[s]->boxes_at(l));
+  }
+  int64_t nnz[kNumLists];
+  for (int k = 0; k < kNumLists; ++k) nnz[k] = hs.nnz[k];
+  allocate_lists(t, nnz);
+  for (int k = 0; k < kNumLists; ++k) {
+    List& l = t.lists[k];
+    if (!l.built) continue;
+    a.idx[k] = l.index;
+    a.cls[k] = l.cls;
+    a.eta[k] = l.eta;
+  }
+  if (any_rows) {
+    lists_kernel<true><<<row_grid, kBlock, 0, stream>>>(a);
+    check_launch("lists_kernel<fill>");
+  }
+  ev.record(5, stream);
+  ev.wait(5);
+  t.timings.upload = on_device ? 0.0 : ev.seconds(0, 1);
+  t.timings.keys = ev.seconds(1, 2);
+  t.timings.sort = ev.seconds(2, 3);
+  t.timings.hierarchy = ev.seconds(3, 4);
+  t.timings.lists = ev.seconds(4, 5);
+}
+
+}  // namespace detail
+}  // namespace tree
+}  // namespace gpufmm

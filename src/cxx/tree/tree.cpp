@@ -1,0 +1,379 @@
+#include "tree/tree.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+
+namespace gpufmm {
+namespace tree {
+
+namespace {
+constexpr int64_t kMaxPoints = std::numeric_limits<int32_t>::max() - 1;
+
+double wall_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+// ---------------------------------------------------------------- options
+
+Options options_from_c(const gpufmm_tree_options_t* opt) {
+  Options o;
+  if (opt == nullptr) return o;
+  o.l_max = opt->l_max;
+  o.s_max = opt->s_max;
+  o.max_level = opt->max_level;
+  o.cube_given = opt->cube_given != 0;
+  for (int k = 0; k < 3; ++k) o.cube_center[k] = opt->cube_center[k];
+  o.cube_side = opt->cube_side;
+  require(opt->lists >= 0 && opt->lists <= GPUFMM_TREE_LISTS_ALL, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'lists' = ", opt->lists, " is not a mask of GPUFMM_TREE_LIST_BIT(0..3)");
+  o.lists = static_cast<unsigned>(opt->lists);
+  return o;
+}
+
+void validate_options(const Options& o) {
+  require(o.l_max >= -1 && o.l_max <= kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'l_max' = ", o.l_max, " is not -1 (derive from s_max) or in 0..",
+          kMaxLevel, " (GPUFMM_TREE_MAX_LEVEL)");
+  if (o.l_max == -1) {
+    require(o.s_max >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 's_max' = ", o.s_max,
+            " must be >= 1 when l_max = -1");
+    require(o.max_level >= 0 && o.max_level <= kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "options field 'max_level' = ", o.max_level, " is not in 0..", kMaxLevel);
+  }
+  require(o.lists <= 0xFu, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'lists' = ", o.lists,
+          " is not a mask of GPUFMM_TREE_LIST_BIT(0..3)");
+  if (o.cube_given) {
+    for (int k = 0; k < 3; ++k)
+      require(std::isfinite(o.cube_center[k]), GPUFMM_ERROR_INVALID_ARGUMENT,
+              "options field 'cube_center[", k, "]' = ", o.cube_center[k], " is not finite");
+    require(std::isfinite(o.cube_side) && o.cube_side >= kMinCubeSide,
+            GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'cube_side' = ", o.cube_side,
+            " must be positive and finite (>= 1e-290)");
+  }
+}
+
+// ---------------------------------------------------------------- Tree, Slab
+
+Tree::Tree(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
+
+Tree::~Tree() {
+  for (void* p : blocks_) backend_free(ctx, p);
+  ctx.children.fetch_sub(1);
+}
+
+void* Tree::allocate(size_t bytes, const char* what) {
+  if (bytes == 0) return nullptr;
+  blocks_.reserve(blocks_.size() + 1);  // so that push_back cannot throw after the allocation
+  void* p = backend_alloc(ctx, bytes, what);
+  blocks_.push_back(p);
+  return p;
+}
+
+void Tree::release(void* p) noexcept {
+  if (!p) return;
+  auto it = std::find(blocks_.begin(), blocks_.end(), p);
+  if (it != blocks_.end()) {
+    blocks_.erase(it);
+    backend_free(ctx, p);
+  }
+}
+
+void Slab::allocate(Tree& tree, const char* what) {
+  char* base = static_cast<char*>(tree.allocate(bytes_, what));
+  for (const Item& it : items_) *it.p = base ? base + it.offset : nullptr;
+}
+
+// ---------------------------------------------------------------- helpers
+
+namespace detail {
+
+void fail_bad_point(int kind, bool receivers, int64_t index) {
+  const char* set = receivers ? "receiver" : "source";
+  if (kind == 0)
+    fail(GPUFMM_ERROR_INVALID_ARGUMENT, set, " point ", index,
+         " (0-based) has a non-finite coordinate (NaN or Inf); it is the first such ", set);
+  fail(GPUFMM_ERROR_INVALID_ARGUMENT, set, " point ", index,
+       " (0-based) lies outside the given cube; it is the first such ", set);
+}
+
+void check_box_counts(const Tree& t) {
+  for (int s = 0; s < 2; ++s) {
+    const PointSet& ps = t.set(s);
+    require(ps.nboxes <= kMaxPoints, GPUFMM_ERROR_NOT_SUPPORTED, "the tree would have ", ps.nboxes,
+            " boxes, more than int32 indices hold; lower l_max or max_level");
+  }
+}
+
+void allocate_points(Tree& t) {
+  Slab slab;
+  for (int s = 0; s < (t.same_sets ? 1 : 2); ++s) {
+    PointSet& ps = s == 0 ? t.src : t.recv_own;
+    slab.add(&ps.keys, ps.n);
+    slab.add(&ps.perm, ps.n);
+    slab.add(&ps.iperm, ps.n);
+  }
+  slab.allocate(t, "tree point arrays (keys, permutations)");
+}
+
+void finish_levels(Tree& t, const LevelScan scans[2]) {
+  const int nsets = t.same_sets ? 1 : 2;
+  if (t.options.l_max >= 0) {
+    t.l_max = t.options.l_max;
+  } else {
+    int l = 0;
+    for (int s = 0; s < nsets; ++s)
+      if (scans[s].cmax >= 0) l = std::max(l, scans[s].cmax + 1);
+    t.l_max = std::min(l, t.options.max_level);
+  }
+  for (int s = 0; s < 2; ++s) {
+    PointSet& ps = s == 0 ? t.src : t.recv_own;
+    ps.level_offset.assign(static_cast<size_t>(t.l_max) + 2, 0);
+    if (s == 1 && t.same_sets) continue;
+    int64_t cum = 0, below = 0;  // below = pairs that differ at a level < lev
+    for (int lev = 0; lev <= t.l_max; ++lev) {
+      if (lev >= 1) below += scans[s].hist[lev - 1];
+      const int64_t count = ps.n == 0 ? 0 : 1 + below;
+      ps.level_offset[static_cast<size_t>(lev) + 1] = cum + count;
+      cum += count;
+    }
+    ps.nboxes = cum;
+  }
+  if (t.same_sets) {
+    t.recv_own.level_offset.clear();
+    t.recv_own.nboxes = 0;
+  }
+  check_box_counts(t);
+}
+
+void allocate_boxes(Tree& t) {
+  Slab slab;
+  for (int s = 0; s < (t.same_sets ? 1 : 2); ++s) {
+    PointSet& ps = s == 0 ? t.src : t.recv_own;
+    const int64_t nb = ps.nboxes;
+    slab.add(&ps.box_key, nb);
+    slab.add(&ps.center, 3 * nb);
+    slab.add(&ps.parent, nb);
+    slab.add(&ps.child_offset, nb + 1);
+    slab.add(&ps.point_begin, nb);
+    slab.add(&ps.point_end, nb);
+  }
+  const int64_t rows = t.receivers().nboxes;
+  for (int k = 0; k < kNumLists; ++k) {
+    List& l = t.lists[k];
+    l.built = (t.options.lists >> k) & 1u;
+    l.rows = l.built ? rows : 0;
+    l.nnz = 0;
+    if (l.built) slab.add(&l.offsets, rows + 1);
+  }
+  slab.allocate(t, "tree boxes and list offsets");
+}
+
+void allocate_lists(Tree& t, const int64_t nnz[kNumLists]) {
+  Slab slab;
+  for (int k = 0; k < kNumLists; ++k) {
+    List& l = t.lists[k];
+    if (!l.built) continue;
+    l.nnz = nnz[k];
+    slab.add(&l.index, l.nnz);
+    if (k != kNeighbors) {
+      slab.add(&l.cls, l.nnz);
+      slab.add(&l.eta, l.nnz);
+    }
+  }
+  slab.allocate(t, "tree interaction lists");
+}
+
+}  // namespace detail
+
+std::unique_ptr<Tree> build(Context& ctx, const Options& opt, const double* src, int64_t nsrc,
+                            const double* recv, int64_t nrecv, bool on_context) {
+  validate_options(opt);
+  const bool same = (recv == nullptr);
+  require(nsrc >= 0 && nsrc <= kMaxPoints, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'nsrc' = ",
+          nsrc, " is not in 0..", kMaxPoints);
+  require(src != nullptr || nsrc == 0, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "argument 'src' is NULL but nsrc = ", nsrc);
+  if (same) {
+    nrecv = nsrc;
+  } else {
+    require(nrecv >= 0 && nrecv <= kMaxPoints, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "argument 'nrecv' = ", nrecv, " is not in 0..", kMaxPoints);
+  }
+#ifndef GPUFMM_HAVE_CUDA
+  (void)on_context;
+  require(!ctx.on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED, "gpufmm was built without CUDA");
+#endif
+
+  const double t0 = wall_seconds();
+  auto t = std::make_unique<Tree>(ctx);
+  t->options = opt;
+  t->same_sets = same;
+  t->src.n = nsrc;
+  t->recv_own.n = same ? 0 : nrecv;
+  t->l_max = opt.l_max;  // -1 until derived
+  if (ctx.on_gpu()) {
+#ifdef GPUFMM_HAVE_CUDA
+    detail::build_cuda(*t, src, same ? nullptr : recv, on_context);
+#endif
+  } else {
+    detail::build_cpu(*t, src, same ? nullptr : recv);
+  }
+  t->timings.total = wall_seconds() - t0;
+  return t;
+}
+
+// ---------------------------------------------------------------- host copies
+
+void download(const Tree& t, void* host, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  backend_download(t.ctx, host, src, bytes, false);
+}
+
+namespace {
+template <class T>
+std::vector<T> fetch(const Tree& t, const T* p, int64_t n) {
+  std::vector<T> v(static_cast<size_t>(n > 0 ? n : 0));
+  if (n > 0) download(t, v.data(), p, sizeof(T) * static_cast<size_t>(n));
+  return v;
+}
+
+HostPointSet host_set(const Tree& t, const PointSet& s) {
+  HostPointSet h;
+  h.n = s.n;
+  h.keys = fetch(t, s.keys, s.n);
+  h.perm = fetch(t, s.perm, s.n);
+  h.iperm = fetch(t, s.iperm, s.n);
+  h.level_offset = s.level_offset;
+  h.box_key = fetch(t, s.box_key, s.nboxes);
+  h.parent = fetch(t, s.parent, s.nboxes);
+  h.child_offset = fetch(t, s.child_offset, s.nboxes + 1);
+  h.point_begin = fetch(t, s.point_begin, s.nboxes);
+  h.point_end = fetch(t, s.point_end, s.nboxes);
+  h.center = fetch(t, s.center, 3 * s.nboxes);
+  return h;
+}
+}  // namespace
+
+HostTree to_host(const Tree& t) {
+  HostTree h;
+  h.same_sets = t.same_sets;
+  h.l_max = t.l_max;
+  h.cube = t.cube;
+  h.src = host_set(t, t.src);
+  h.recv = t.same_sets ? h.src : host_set(t, t.recv_own);
+  for (int k = 0; k < kNumLists; ++k) {
+    const List& l = t.lists[k];
+    HostList& o = h.lists[k];
+    o.built = l.built;
+    if (!l.built) continue;
+    o.offsets = fetch(t, l.offsets, l.rows + 1);
+    o.index = fetch(t, l.index, l.nnz);
+    if (k != kNeighbors) {
+      o.cls = fetch(t, l.cls, l.nnz);
+      o.eta = fetch(t, l.eta, l.nnz);
+    }
+  }
+  return h;
+}
+
+// ---------------------------------------------------------------- statistics
+
+namespace {
+void list_levels(int list, int l_max, int& lo, int& hi) {
+  lo = 0;
+  hi = l_max;
+  if (list == kM2L || list == kType1) lo = 2;
+  if (list == kType2) {
+    lo = 1;
+    hi = l_max - 1;
+  }
+}
+
+void add_row(gpufmm_tree_list_stats_t& s, int64_t len) {
+  if (s.rows == 0) {
+    s.min = s.max = len;
+  } else {
+    s.min = std::min(s.min, len);
+    s.max = std::max(s.max, len);
+  }
+  s.rows += 1;
+  s.entries += len;
+}
+
+void finish(gpufmm_tree_list_stats_t& s) {
+  s.mean = s.rows > 0 ? static_cast<double>(s.entries) / static_cast<double>(s.rows) : 0.0;
+}
+
+void leaf_stats(const Tree& t, const PointSet& s, int64_t& mn, int64_t& mx, double& mean) {
+  mn = mx = 0;
+  mean = 0;
+  if (s.n == 0 || s.nboxes == 0) return;
+  const int64_t lo = s.level_offset[t.l_max], nl = s.boxes_at(t.l_max);
+  std::vector<int32_t> b = fetch(t, s.point_begin + lo, nl), e = fetch(t, s.point_end + lo, nl);
+  int64_t sum = 0;
+  for (int64_t i = 0; i < nl; ++i) {
+    const int64_t c = e[i] - b[i];
+    mn = i == 0 ? c : std::min(mn, c);
+    mx = i == 0 ? c : std::max(mx, c);
+    sum += c;
+  }
+  mean = static_cast<double>(sum) / static_cast<double>(nl);
+}
+}  // namespace
+
+gpufmm_tree_stats_t compute_stats(const Tree& t) {
+  gpufmm_tree_stats_t st;
+  std::memset(&st, 0, sizeof st);
+  st.l_max = t.l_max;
+  st.same_sets = t.same_sets ? 1 : 0;
+  st.backend = t.ctx.backend;
+  st.num_sources = t.src.n;
+  st.num_receivers = t.receivers().n;
+  for (int k = 0; k < 3; ++k) st.cube_center[k] = t.cube.center[k];
+  st.cube_side = t.cube.side;
+  const PointSet& r = t.receivers();
+  for (int l = 0; l <= t.l_max; ++l) {
+    st.source_boxes[l] = t.src.boxes_at(l);
+    st.receiver_boxes[l] = r.boxes_at(l);
+  }
+  st.total_source_boxes = t.src.nboxes;
+  st.total_receiver_boxes = r.nboxes;
+  leaf_stats(t, t.src, st.source_leaf_min, st.source_leaf_max, st.source_leaf_mean);
+  leaf_stats(t, r, st.receiver_leaf_min, st.receiver_leaf_max, st.receiver_leaf_mean);
+
+  for (int k = 0; k < kNumLists; ++k) {
+    const List& l = t.lists[k];
+    if (!l.built) continue;
+    st.lists[k].built = 1;
+    std::vector<int64_t> off = fetch(t, l.offsets, l.rows + 1);
+    int lo, hi;
+    list_levels(k, t.l_max, lo, hi);
+    for (int lev = 0; lev <= t.l_max; ++lev) {
+      gpufmm_tree_list_stats_t& ls = st.list_levels[k][lev];
+      ls.built = 1;
+      for (int64_t row = r.level_offset[lev]; row < r.level_offset[lev + 1]; ++row) {
+        const int64_t len = off[row + 1] - off[row];
+        add_row(ls, len);
+        if (lev >= lo && lev <= hi) add_row(st.lists[k], len);
+      }
+      finish(ls);
+    }
+    finish(st.lists[k]);
+  }
+  st.time_upload = t.timings.upload;
+  st.time_keys = t.timings.keys;
+  st.time_sort = t.timings.sort;
+  st.time_hierarchy = t.timings.hierarchy;
+  st.time_lists = t.timings.lists;
+  st.time_total = t.timings.total;
+  return st;
+}
+
+}  // namespace tree
+}  // namespace gpufmm

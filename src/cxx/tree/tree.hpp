@@ -1,0 +1,217 @@
+// The octree of gpufmm (issue 3): Morton-ordered points, the hierarchy of
+// non-empty source and receiver boxes on levels 0..l_max, and CSR lists
+// (neighbours, the standard M2L list, and the modified stencil of papers/000
+// sec. 2.2.3: type-1 to the box, type-2 to the parent).
+//
+// A Tree's arrays live in its context's memory: host memory for a CPU
+// context, device memory for a GPU context. Counts and level offsets are
+// always on the host. to_host() copies a tree of either backend into plain
+// std::vectors (for comparison, statistics and the C accessors).
+//
+// Layout and conventions are documented in docs/tree.md; the class codes of
+// the M2L entries in tree/stencil.hpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/context.hpp"
+#include "gpufmm.h"
+#include "tree/morton.hpp"
+
+namespace gpufmm {
+namespace tree {
+
+enum ListId { kNeighbors = 0, kM2L = 1, kType1 = 2, kType2 = 3, kNumLists = 4 };
+
+struct Options {
+  int l_max = -1;          // >= 0: this depth; -1: derived from s_max
+  int s_max = 64;          // points per finest box (when l_max == -1)
+  int max_level = kMaxLevel;  // cap on the derived depth
+  bool cube_given = false;
+  double cube_center[3] = {0, 0, 0};
+  double cube_side = 0;
+  unsigned lists = 0xFu;   // bit k builds ListId k
+};
+
+// Converts and validates the C options (NULL = defaults); throws
+// INVALID_ARGUMENT naming the field.
+Options options_from_c(const gpufmm_tree_options_t* opt);
+void validate_options(const Options& o);
+
+// One point set (sources or receivers): points in Morton order and the boxes
+// of every level, level-major (boxes of level l are [level_offset[l],
+// level_offset[l+1]) and sorted by key within the level).
+struct PointSet {
+  int64_t n = 0;                    // points
+  uint64_t* keys = nullptr;         // [n] 63-bit keys, ascending
+  int32_t* perm = nullptr;          // [n] user index of sorted point i
+  int32_t* iperm = nullptr;         // [n] sorted position of user point j
+  int64_t nboxes = 0;
+  std::vector<int64_t> level_offset;  // [l_max + 2] (host)
+  uint64_t* box_key = nullptr;      // [nboxes] key of the box at its level
+  int32_t* parent = nullptr;        // [nboxes] global index of the parent (-1 for the root)
+  int32_t* child_offset = nullptr;  // [nboxes + 1] children of b: [child_offset[b], child_offset[b+1])
+  int32_t* point_begin = nullptr;   // [nboxes] sorted points of b: [point_begin[b], point_end[b])
+  int32_t* point_end = nullptr;     // [nboxes]
+  double* center = nullptr;         // [3 * nboxes] box centres, xyz of box b at 3b
+
+  int64_t boxes_at(int level) const {
+    return level_offset[level + 1] - level_offset[level];
+  }
+};
+
+// A CSR list: one row per receiver box (global receiver index), entries are
+// global source-box indices, ascending within a row. M2L lists also carry a
+// translation class and the ratio eta (eq. 20) per entry.
+struct List {
+  bool built = false;
+  int64_t rows = 0;
+  int64_t nnz = 0;
+  int64_t* offsets = nullptr;  // [rows + 1]
+  int32_t* index = nullptr;    // [nnz]
+  int32_t* cls = nullptr;      // [nnz] M2L lists only
+  double* eta = nullptr;       // [nnz] M2L lists only
+};
+
+struct Timings {
+  double upload = 0, keys = 0, sort = 0, hierarchy = 0, lists = 0, total = 0;  // seconds
+};
+
+class Tree {
+ public:
+  explicit Tree(Context& ctx);
+  ~Tree();
+  Tree(const Tree&) = delete;
+  Tree& operator=(const Tree&) = delete;
+
+  Context& ctx;
+  bool same_sets = false;  // receivers are the sources (recv aliases src)
+  int l_max = 0;
+  Cube cube{};
+  Options options;
+  PointSet src;
+  PointSet recv_own;       // used only when !same_sets
+  std::array<List, kNumLists> lists;
+  Timings timings;
+
+  const PointSet& receivers() const { return same_sets ? src : recv_own; }
+  PointSet& receivers() { return same_sets ? src : recv_own; }
+  const PointSet& set(int which) const { return which == 0 ? src : receivers(); }
+
+  // Memory in the context, freed with the tree.
+  void* allocate(size_t bytes, const char* what);
+  void release(void* p) noexcept;
+
+ private:
+  std::vector<void*> blocks_;
+};
+
+// Carves many arrays out of one allocation (fewer cudaMalloc calls).
+class Slab {
+ public:
+  template <class T>
+  void add(T** p, int64_t count) {
+    items_.push_back({reinterpret_cast<void**>(p), bytes_});
+    bytes_ += round_up(static_cast<size_t>(count > 0 ? count : 0) * sizeof(T));
+  }
+  // Allocates (as part of `tree`) and assigns every registered pointer.
+  void allocate(Tree& tree, const char* what);
+  size_t bytes() const { return bytes_; }
+
+ private:
+  static size_t round_up(size_t b) { return (b + 255) / 256 * 256; }
+  struct Item { void** p; size_t offset; };
+  std::vector<Item> items_;
+  size_t bytes_ = 0;
+};
+
+// Builds a tree. src/recv: 3 x n coordinates (Fortran order) in host memory,
+// or in the context's memory when `on_context` is true (device memory on a
+// GPU context). recv == nullptr: receivers are the sources (nrecv ignored).
+std::unique_ptr<Tree> build(Context& ctx, const Options& opt, const double* src, int64_t nsrc,
+                            const double* recv, int64_t nrecv, bool on_context);
+
+namespace detail {
+// Backend implementations (tree_cpu.cpp, src/cuda/tree/tree_build.cu). Inputs
+// are validated by build().
+void build_cpu(Tree& t, const double* src, const double* recv);
+void build_cuda(Tree& t, const double* src, const double* recv, bool on_device);
+// First index of a non-finite coordinate (or of a point outside the given
+// cube) -> INVALID_ARGUMENT. kind: 0 non-finite, 1 outside.
+[[noreturn]] void fail_bad_point(int kind, bool receivers, int64_t index);
+// Throws when the sizes exceed what the int32 indices can hold.
+void check_box_counts(const Tree& t);
+
+// Per point set, from the sorted keys: hist[c] = number of adjacent pairs
+// (i-1, i) with common_levels == c; cmax = max common_levels(key[i],
+// key[i+s_max]) over i (-1 when n <= s_max or not in s_max mode).
+struct LevelScan {
+  int64_t hist[kMaxLevel + 1];
+  int32_t cmax;
+};
+
+// Steps shared by both backends (tree.cpp).
+void allocate_points(Tree& t);  // keys, perm, iperm of both sets
+// Sets l_max (derived when options.l_max == -1), level offsets and box counts.
+void finish_levels(Tree& t, const LevelScan scans[2]);
+// Box arrays of both sets and the offsets of every requested list.
+void allocate_boxes(Tree& t);
+// Entries of every requested list (nnz[k] for list k).
+void allocate_lists(Tree& t, const int64_t nnz[kNumLists]);
+}  // namespace detail
+
+// ---------------------------------------------------------------- host copies
+struct HostPointSet {
+  int64_t n = 0;
+  std::vector<uint64_t> keys;
+  std::vector<int32_t> perm, iperm;
+  std::vector<int64_t> level_offset;
+  std::vector<uint64_t> box_key;
+  std::vector<int32_t> parent, child_offset, point_begin, point_end;
+  std::vector<double> center;
+  int64_t nboxes() const { return static_cast<int64_t>(box_key.size()); }
+};
+
+struct HostList {
+  bool built = false;
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> index, cls;
+  std::vector<double> eta;
+};
+
+struct HostTree {
+  bool same_sets = false;
+  int l_max = 0;
+  Cube cube{};
+  HostPointSet src, recv;  // recv is a copy of src when same_sets
+  std::array<HostList, kNumLists> lists;
+};
+
+HostTree to_host(const Tree& t);
+
+// Copies n elements of a tree array (in the tree's context memory) to host.
+void download(const Tree& t, void* host, const void* src, size_t bytes);
+
+// Statistics (computed on demand; downloads only offsets and leaf ranges).
+gpufmm_tree_stats_t compute_stats(const Tree& t);
+
+}  // namespace tree
+}  // namespace gpufmm
+
+// The object behind gpufmm_tree_t.
+struct gpufmm_tree_s {
+  std::unique_ptr<gpufmm::tree::Tree> tree;
+  std::mutex mutex;  // guards the cached statistics
+  bool have_stats = false;
+  gpufmm_tree_stats_t stats{};
+};
+
+namespace gpufmm {
+inline gpufmm_tree_s* checked_tree(gpufmm_tree_t t, const char* argname = "tree") {
+  return checked_handle(t, HandleKind::TreePlan, argname);
+}
+}  // namespace gpufmm

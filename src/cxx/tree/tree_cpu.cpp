@@ -1,0 +1,559 @@
+// The OpenMP tree builder: parallel validation and keys, a parallel stable
+// LSD radix sort, the hierarchy from the sorted keys, and the lists built per
+// receiver box in parallel (neighbours by search in the sorted box keys of the
+// level, then count, scan, fill without search). It produces exactly what the
+// CUDA builder produces (src/cuda/tree/tree_build.cu): the same keys, boxes and
+// lists, bit for bit.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "tree/stencil.hpp"
+#include "tree/tree.hpp"
+
+namespace gpufmm {
+namespace tree {
+namespace detail {
+
+namespace {
+
+constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+
+inline int64_t chunk_begin(int64_t n, int t, int nt) { return n * t / nt; }
+
+// Threads for a loop of n cheap iterations (avoid waking a team for tiny n).
+inline int team_for(int64_t n) {
+  const int64_t per = 16384;
+  const int64_t want = (n + per - 1) / per;
+  const int maxt = omp_get_max_threads();
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, maxt)));
+}
+
+int64_t first_nonfinite(const double* p, int64_t n) {
+  int64_t first = kNone;
+#pragma omp parallel for reduction(min : first) num_threads(team_for(n)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(std::isfinite(p[3 * i]) && std::isfinite(p[3 * i + 1]) && std::isfinite(p[3 * i + 2])))
+      first = std::min(first, i);
+  }
+  return first;
+}
+
+void bounding_box(const double* p, int64_t n, double lo[3], double hi[3]) {
+  double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
+#pragma omp parallel for reduction(min : lx, ly, lz) reduction(max : hx, hy, hz) \
+    num_threads(team_for(n)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    lx = std::min(lx, p[3 * i]);
+    ly = std::min(ly, p[3 * i + 1]);
+    lz = std::min(lz, p[3 * i + 2]);
+    hx = std::max(hx, p[3 * i]);
+    hy = std::max(hy, p[3 * i + 1]);
+    hz = std::max(hz, p[3 * i + 2]);
+  }
+  lo[0] = lx; lo[1] = ly; lo[2] = lz;
+  hi[0] = hx; hi[1] = hy; hi[2] = hz;
+}
+
+// keys[i] = key of point i, vals[i] = i; returns the first point outside the
+// cube (when check_inside) or kNone.
+int64_t compute_keys(const Cube& q, const double* p, int64_t n, bool check_inside,
+                     uint64_t* keys, int32_t* vals) {
+  int64_t first = kNone;
+#pragma omp parallel for reduction(min : first) num_threads(team_for(n)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const double cx = cube_cells(q, 0, p[3 * i]), cy = cube_cells(q, 1, p[3 * i + 1]),
+                 cz = cube_cells(q, 2, p[3 * i + 2]);
+    if (check_inside && !(cells_inside(cx) && cells_inside(cy) && cells_inside(cz)))
+      first = std::min(first, i);
+    keys[i] = morton_encode(cell_index(cx), cell_index(cy), cell_index(cz));
+    vals[i] = static_cast<int32_t>(i);
+  }
+  return first;
+}
+
+// Stable LSD radix sort of (key, value) pairs by the 63-bit key, 8 bits per
+// pass; a pass whose digit is the same for every key is skipped.
+void radix_sort_pairs(uint64_t* keys, int32_t* vals, int64_t n) {
+  if (n < 2) return;
+  std::vector<uint64_t> tk(static_cast<size_t>(n));
+  std::vector<int32_t> tv(static_cast<size_t>(n));
+  uint64_t* ka = keys;
+  uint64_t* kb = tk.data();
+  int32_t* va = vals;
+  int32_t* vb = tv.data();
+  const int team = team_for(n / 4);
+  std::vector<std::array<int64_t, 256>> hist(static_cast<size_t>(team));
+  bool skip = false;
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t b = chunk_begin(n, t, nt), e = chunk_begin(n, t + 1, nt);
+    for (int shift = 0; shift < 63; shift += 8) {
+      std::array<int64_t, 256>& h = hist[static_cast<size_t>(t)];
+      h.fill(0);
+      for (int64_t i = b; i < e; ++i) ++h[(ka[i] >> shift) & 255u];
+#pragma omp barrier
+#pragma omp single
+      {
+        int64_t pos = 0;
+        skip = false;
+        for (int d = 0; d < 256; ++d) {
+          int64_t total = 0;
+          for (int u = 0; u < nt; ++u) total += hist[static_cast<size_t>(u)][d];
+          if (total == n) skip = true;
+          for (int u = 0; u < nt; ++u) {
+            const int64_t c = hist[static_cast<size_t>(u)][d];
+            hist[static_cast<size_t>(u)][d] = pos;
+            pos += c;
+          }
+        }
+      }
+      if (!skip) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t dst = h[(ka[i] >> shift) & 255u]++;
+          kb[dst] = ka[i];
+          vb[dst] = va[i];
+        }
+      }
+#pragma omp barrier
+#pragma omp single
+      {
+        if (!skip) {
+          std::swap(ka, kb);
+          std::swap(va, vb);
+        }
+      }
+    }
+  }
+  if (ka != keys) {
+    std::memcpy(keys, ka, sizeof(uint64_t) * static_cast<size_t>(n));
+    std::memcpy(vals, va, sizeof(int32_t) * static_cast<size_t>(n));
+  }
+}
+
+LevelScan scan_levels(const uint64_t* k, int64_t n, int s_max) {
+  LevelScan r;
+  std::fill(r.hist, r.hist + kMaxLevel + 1, 0);
+  r.cmax = -1;
+  const int team = team_for(n);
+  std::vector<std::array<int64_t, kMaxLevel + 1>> h(static_cast<size_t>(team));
+  int cmax = -1;
+#pragma omp parallel num_threads(team) reduction(max : cmax)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::array<int64_t, kMaxLevel + 1>& hh = h[static_cast<size_t>(t)];
+    hh.fill(0);
+    const int64_t b = std::max<int64_t>(1, chunk_begin(n, t, nt)), e = chunk_begin(n, t + 1, nt);
+    for (int64_t i = b; i < e; ++i) ++hh[common_levels(k[i - 1], k[i])];
+    if (s_max > 0 && n > s_max) {
+      const int64_t m = n - s_max;
+      const int64_t mb = chunk_begin(m, t, nt), me = chunk_begin(m, t + 1, nt);
+      for (int64_t i = mb; i < me; ++i) cmax = std::max(cmax, common_levels(k[i], k[i + s_max]));
+    }
+  }
+  for (const auto& hh : h)
+    for (int c = 0; c <= kMaxLevel; ++c) r.hist[c] += hh[c];
+  r.cmax = cmax;
+  return r;
+}
+
+// Indices i in [0, n) with pred(i), ascending, written to out (which must
+// have room); returns their number.
+template <class Pred>
+int64_t parallel_select(int64_t n, Pred pred, int32_t* out) {
+  const int team = team_for(n);
+  std::vector<int64_t> counts(static_cast<size_t>(team) + 1, 0);
+  int64_t total = 0;
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t b = chunk_begin(n, t, nt), e = chunk_begin(n, t + 1, nt);
+    int64_t c = 0;
+    for (int64_t i = b; i < e; ++i) c += pred(i) ? 1 : 0;
+    counts[static_cast<size_t>(t) + 1] = c;
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int u = 0; u < nt; ++u) counts[static_cast<size_t>(u) + 1] += counts[static_cast<size_t>(u)];
+      total = counts[static_cast<size_t>(nt)];
+    }
+    int64_t pos = counts[static_cast<size_t>(t)];
+    for (int64_t i = b; i < e; ++i)
+      if (pred(i)) out[pos++] = static_cast<int32_t>(i);
+  }
+  return total;
+}
+
+// In-place exclusive scan of a[0..n) (a[n-1] is expected to be a 0 pad when
+// the result is used as CSR offsets); returns the total.
+int64_t exclusive_scan(int64_t* a, int64_t n) {
+  const int team = team_for(n);
+  std::vector<int64_t> part(static_cast<size_t>(team) + 1, 0);
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t b = chunk_begin(n, t, nt), e = chunk_begin(n, t + 1, nt);
+    int64_t s = 0;
+    for (int64_t i = b; i < e; ++i) s += a[i];
+    part[static_cast<size_t>(t) + 1] = s;
+#pragma omp barrier
+#pragma omp single
+    for (int u = 0; u < nt; ++u) part[static_cast<size_t>(u) + 1] += part[static_cast<size_t>(u)];
+    int64_t run = part[static_cast<size_t>(t)];
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t v = a[i];
+      a[i] = run;
+      run += v;
+    }
+  }
+  return n > 0 ? a[n - 1] : 0;
+}
+
+void require_count(int64_t got, int64_t expected, const char* what) {
+  require(got == expected, GPUFMM_ERROR_INTERNAL, "tree build: ", what, " count ", got,
+          " differs from the expected ", expected);
+}
+
+// Boxes of every level of one set, from its sorted keys.
+void build_boxes(Tree& t, PointSet& ps) {
+  const int L = t.l_max;
+  const int64_t n = ps.n, nb = ps.nboxes;
+  if (n == 0) {
+    ps.child_offset[0] = 0;
+    return;
+  }
+  const std::vector<int64_t>& off = ps.level_offset;
+  std::vector<int32_t> starts(static_cast<size_t>(std::max<int64_t>(n, 1)));
+  {
+    const int sh = level_shift(L);
+    const uint64_t* k = ps.keys;
+    const int64_t nl = parallel_select(
+        n, [&](int64_t i) { return i == 0 || (k[i] >> sh) != (k[i - 1] >> sh); }, starts.data());
+    require_count(nl, off[L + 1] - off[L], "leaf box");
+    const int64_t o = off[L];
+#pragma omp parallel for num_threads(team_for(nl)) schedule(static)
+    for (int64_t j = 0; j < nl; ++j) {
+      const int32_t s = starts[j];
+      ps.box_key[o + j] = k[s] >> sh;
+      ps.point_begin[o + j] = s;
+      ps.point_end[o + j] = j + 1 < nl ? starts[j + 1] : static_cast<int32_t>(n);
+      ps.child_offset[o + j] = static_cast<int32_t>(nb);
+    }
+  }
+  for (int l = L - 1; l >= 0; --l) {
+    const int64_t co = off[l + 1], nc = off[l + 2] - off[l + 1], po = off[l];
+    const uint64_t* ck = ps.box_key + co;
+    const int64_t np = parallel_select(
+        nc, [&](int64_t j) { return j == 0 || (ck[j] >> 3) != (ck[j - 1] >> 3); }, starts.data());
+    require_count(np, off[l + 1] - off[l], "box");
+#pragma omp parallel for num_threads(team_for(np)) schedule(static)
+    for (int64_t p = 0; p < np; ++p) {
+      const int64_t cb = starts[p], ce = p + 1 < np ? starts[p + 1] : nc;
+      ps.box_key[po + p] = ck[cb] >> 3;
+      ps.point_begin[po + p] = ps.point_begin[co + cb];
+      ps.point_end[po + p] = ps.point_end[co + ce - 1];
+      ps.child_offset[po + p] = static_cast<int32_t>(co + cb);
+      for (int64_t c = cb; c < ce; ++c) ps.parent[co + c] = static_cast<int32_t>(po + p);
+    }
+  }
+  ps.parent[0] = -1;
+  ps.child_offset[nb] = static_cast<int32_t>(nb);
+  const Cube q = t.cube;
+#pragma omp parallel for num_threads(team_for(nb)) schedule(static)
+  for (int64_t b = 0; b < nb; ++b) {
+    const int l = static_cast<int>(std::upper_bound(off.begin(), off.end(), b) - off.begin()) - 1;
+    int32_t x, y, z;
+    morton_decode(ps.box_key[b], x, y, z);
+    ps.center[3 * b] = box_center(q, 0, l, x);
+    ps.center[3 * b + 1] = box_center(q, 1, l, y);
+    ps.center[3 * b + 2] = box_center(q, 2, l, z);
+  }
+}
+
+// ---------------------------------------------------------------- lists
+//
+// Two passes over the receiver boxes. Pass A finds the (<= 27) same-level
+// source neighbours of every receiver box: the candidate keys are sorted and
+// looked up with galloping searches in the level's sorted source keys, so the
+// found indices come out ascending. Pass B needs no search: the M2L and type-1
+// candidates of box b are the children of the neighbours of b's parent (a
+// receiver box whose pass-A row is at hand), the type-2 candidates of b the
+// children of b's own neighbours; children of a box are contiguous and the
+// neighbour rows ascending, so every row comes out sorted. Pass B runs twice:
+// counting the row lengths, then (after the offsets are scanned) filling.
+
+// First index i >= from with keys[i] >= key (keys ascending, n entries).
+inline int64_t gallop_lower_bound(const uint64_t* keys, int64_t from, int64_t n, uint64_t key) {
+  int64_t lo = from, hi = from, step = 1;
+  while (hi < n && keys[hi] < key) {
+    lo = hi + 1;
+    hi += step;
+    step <<= 1;
+  }
+  if (hi > n) hi = n;
+  return std::lower_bound(keys + lo, keys + hi, key) - keys;
+}
+
+// Ascending global indices of the source boxes at `level` (keys
+// key[off .. off+n)) touching the box (x, y, z); returns their number.
+int find_neighbours(const uint64_t* key, int64_t off, int64_t n, int level, int32_t x, int32_t y,
+                    int32_t z, int32_t out[27]) {
+  if (n == 0) return 0;
+  const int32_t lim = static_cast<int32_t>(1u << level);
+  uint64_t want[27];
+  int m = 0;
+  for (int k = 0; k < 27; ++k) {
+    int dx, dy, dz;
+    stencil27(k, dx, dy, dz);
+    const int32_t a = x + dx, b = y + dy, c = z + dz;
+    if (a < 0 || b < 0 || c < 0 || a >= lim || b >= lim || c >= lim) continue;
+    const uint64_t kk = morton_encode(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
+                                      static_cast<uint32_t>(c));
+    int i = m++;
+    while (i > 0 && want[i - 1] > kk) {
+      want[i] = want[i - 1];
+      --i;
+    }
+    want[i] = kk;
+  }
+  const uint64_t* lk = key + off;
+  int found = 0;
+  int64_t pos = 0;
+  for (int i = 0; i < m && pos < n; ++i) {
+    pos = gallop_lower_bound(lk, pos, n, want[i]);
+    if (pos < n && lk[pos] == want[i]) out[found++] = static_cast<int32_t>(off + pos);
+  }
+  return found;
+}
+
+// eta per class code, computed once with the shared host/device formulas.
+const std::vector<double>& eta_table() {
+  static const std::vector<double> table = [] {
+    std::vector<double> t(kNumClasses, 0.0);
+    for (int c = 0; c < kNumClasses; ++c) {
+      bool tp;
+      double off[3], eta;
+      if (decode_class(c, tp, off, eta)) t[static_cast<size_t>(c)] = eta;
+    }
+    return t;
+  }();
+  return table;
+}
+
+struct ListContext {
+  const PointSet* R;
+  const PointSet* S;
+  const int32_t* nb;  // [rows * 27] pass-A neighbours
+  const uint8_t* nn;  // [rows] their number
+  int L;
+  bool want[kNumLists];
+};
+
+// Enumerates the M2L, type-1 and type-2 entries of receiver row r at level l
+// (coordinates x, y, z) in ascending source order: emit(list, source, class).
+template <class Emit>
+inline void row_far_entries(const ListContext& c, int64_t r, int l, int32_t x, int32_t y,
+                            int32_t z, Emit&& emit) {
+  const PointSet& S = *c.S;
+  if ((c.want[kM2L] || c.want[kType1]) && l >= 1) {
+    const int32_t P = c.R->parent[r];
+    const int32_t px = x >> 1, py = y >> 1, pz = z >> 1;
+    const int32_t* par = c.nb + static_cast<size_t>(P) * 27;
+    for (int i = 0; i < c.nn[P]; ++i) {
+      const int32_t q = par[i];
+      int32_t qx, qy, qz;
+      morton_decode(S.box_key[q], qx, qy, qz);
+      for (int32_t ch = S.child_offset[q]; ch < S.child_offset[q + 1]; ++ch) {
+        const uint32_t o = static_cast<uint32_t>(S.box_key[ch] & 7u);  // octant within q
+        const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u),
+                      cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
+                      cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
+        const int dx = cx - x, dy = cy - y, dz = cz - z;
+        if (adjacent(dx, dy, dz)) continue;
+        const int32_t cls = same_level_class(dx, dy, dz);
+        if (c.want[kM2L]) emit(kM2L, ch, cls);
+        if (c.want[kType1] &&
+            !is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz)))
+          emit(kType1, ch, cls);
+      }
+    }
+  }
+  if (c.want[kType2] && l < c.L) {
+    const int32_t* own = c.nb + static_cast<size_t>(r) * 27;
+    for (int i = 0; i < c.nn[r]; ++i) {
+      const int32_t q = own[i];
+      int32_t qx, qy, qz;
+      morton_decode(S.box_key[q], qx, qy, qz);
+      for (int32_t ch = S.child_offset[q]; ch < S.child_offset[q + 1]; ++ch) {
+        const uint32_t o = static_cast<uint32_t>(S.box_key[ch] & 7u);
+        const int ex = parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
+                  ey = parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
+                  ez = parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z);
+        if (is_type2(ex, ey, ez)) emit(kType2, ch, parent_class(ex, ey, ez));
+      }
+    }
+  }
+}
+
+void build_lists(Tree& t) {
+  const PointSet& R = t.receivers();
+  const PointSet& S = t.src;
+  const int64_t rows = R.nboxes;
+  const int L = t.l_max;
+  ListContext lc;
+  unsigned want = 0;
+  for (int k = 0; k < kNumLists; ++k) {
+    lc.want[k] = t.lists[k].built;
+    if (lc.want[k]) want |= 1u << k;
+  }
+  int64_t nnz[kNumLists] = {0, 0, 0, 0};
+  if (want == 0 || rows == 0 || S.nboxes == 0) {
+    for (int k = 0; k < kNumLists; ++k)
+      if (t.lists[k].built) std::fill(t.lists[k].offsets, t.lists[k].offsets + rows + 1, 0);
+    allocate_lists(t, nnz);
+    return;
+  }
+  const int64_t* roff = R.level_offset.data();
+  const int64_t* soff = S.level_offset.data();
+  auto level_of = [&](int64_t r) {
+    return static_cast<int>(std::upper_bound(roff, roff + L + 2, r) - roff) - 1;
+  };
+
+  // Pass A: neighbours of every receiver box.
+  std::vector<int32_t> nb(static_cast<size_t>(rows) * 27);
+  std::vector<uint8_t> nn(static_cast<size_t>(rows));
+#pragma omp parallel for schedule(dynamic, 512)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int l = level_of(r);
+    int32_t x, y, z;
+    morton_decode(R.box_key[r], x, y, z);
+    nn[r] = static_cast<uint8_t>(find_neighbours(S.box_key, soff[l], soff[l + 1] - soff[l], l, x, y,
+                                                 z, &nb[static_cast<size_t>(r) * 27]));
+  }
+  lc.R = &R;
+  lc.S = &S;
+  lc.nb = nb.data();
+  lc.nn = nn.data();
+  lc.L = L;
+
+  // Pass B: count the far-field entries per row, scan, then fill.
+  int64_t* const off[kNumLists] = {t.lists[0].offsets, t.lists[1].offsets, t.lists[2].offsets,
+                                   t.lists[3].offsets};
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int l = level_of(r);
+    int32_t x, y, z;
+    morton_decode(R.box_key[r], x, y, z);
+    int64_t cnt[kNumLists] = {nn[r], 0, 0, 0};
+    row_far_entries(lc, r, l, x, y, z, [&](int k, int32_t, int32_t) { ++cnt[k]; });
+    for (int k = 0; k < kNumLists; ++k)
+      if (lc.want[k]) off[k][r] = cnt[k];
+  }
+  for (int k = 0; k < kNumLists; ++k) {
+    if (!t.lists[k].built) continue;
+    off[k][rows] = 0;
+    nnz[k] = exclusive_scan(off[k], rows + 1);
+  }
+  allocate_lists(t, nnz);
+  const double* eta = eta_table().data();
+  int32_t* const idx[kNumLists] = {t.lists[0].index, t.lists[1].index, t.lists[2].index,
+                                   t.lists[3].index};
+  int32_t* const cls[kNumLists] = {nullptr, t.lists[1].cls, t.lists[2].cls, t.lists[3].cls};
+  double* const et[kNumLists] = {nullptr, t.lists[1].eta, t.lists[2].eta, t.lists[3].eta};
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int l = level_of(r);
+    int32_t x, y, z;
+    morton_decode(R.box_key[r], x, y, z);
+    int64_t pos[kNumLists];
+    for (int k = 0; k < kNumLists; ++k) pos[k] = lc.want[k] ? off[k][r] : 0;
+    if (lc.want[kNeighbors])
+      std::copy(&nb[static_cast<size_t>(r) * 27], &nb[static_cast<size_t>(r) * 27] + nn[r],
+                idx[kNeighbors] + pos[kNeighbors]);
+    row_far_entries(lc, r, l, x, y, z, [&](int k, int32_t s, int32_t c) {
+      const int64_t p = pos[k]++;
+      idx[k][p] = s;
+      cls[k][p] = c;
+      et[k][p] = eta[c];
+    });
+  }
+}
+
+}  // namespace
+
+void build_cpu(Tree& t, const double* src, const double* recv) {
+  const int nsets = t.same_sets ? 1 : 2;
+  PointSet* sets[2] = {&t.src, &t.recv_own};
+  const double* coords[2] = {src, recv};
+
+  // ---- keys: validation, bounding cube, Morton keys
+  double t0 = omp_get_wtime();
+  for (int s = 0; s < nsets; ++s) {
+    const int64_t bad = first_nonfinite(coords[s], sets[s]->n);
+    if (bad != kNone) fail_bad_point(0, s == 1, bad);
+  }
+  if (t.options.cube_given) {
+    t.cube = cube_from_center(t.options.cube_center, t.options.cube_side);
+  } else {
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = std::numeric_limits<double>::infinity();
+      hi[k] = -std::numeric_limits<double>::infinity();
+    }
+    for (int s = 0; s < nsets; ++s) bounding_box(coords[s], sets[s]->n, lo, hi);
+    if (t.src.n + t.recv_own.n == 0)
+      for (int k = 0; k < 3; ++k) lo[k] = hi[k] = 0.0;
+    t.cube = cube_from_bbox(lo, hi);
+    require(std::isfinite(t.cube.side) && t.cube.scale > 0, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "the coordinates span a range too wide for double precision (cube side ",
+            t.cube.side, ")");
+  }
+  allocate_points(t);
+  for (int s = 0; s < nsets; ++s) {
+    const int64_t bad = compute_keys(t.cube, coords[s], sets[s]->n, t.options.cube_given,
+                                     sets[s]->keys, sets[s]->perm);
+    if (bad != kNone) fail_bad_point(1, s == 1, bad);
+  }
+  double t1 = omp_get_wtime();
+  t.timings.keys = t1 - t0;
+
+  // ---- sort
+  for (int s = 0; s < nsets; ++s) {
+    PointSet& ps = *sets[s];
+    radix_sort_pairs(ps.keys, ps.perm, ps.n);
+#pragma omp parallel for num_threads(team_for(ps.n)) schedule(static)
+    for (int64_t i = 0; i < ps.n; ++i) ps.iperm[ps.perm[i]] = static_cast<int32_t>(i);
+  }
+  t0 = omp_get_wtime();
+  t.timings.sort = t0 - t1;
+
+  // ---- hierarchy
+  LevelScan scans[2];
+  for (int s = 0; s < 2; ++s) {
+    if (s < nsets) {
+      scans[s] = scan_levels(sets[s]->keys, sets[s]->n, t.options.l_max < 0 ? t.options.s_max : 0);
+    } else {
+      std::fill(scans[s].hist, scans[s].hist + kMaxLevel + 1, 0);
+      scans[s].cmax = -1;
+    }
+  }
+  finish_levels(t, scans);
+  allocate_boxes(t);
+  for (int s = 0; s < nsets; ++s) build_boxes(t, *sets[s]);
+  t1 = omp_get_wtime();
+  t.timings.hierarchy = t1 - t0;
+
+  // ---- lists
+  build_lists(t);
+  t.timings.lists = omp_get_wtime() - t1;
+}
+
+}  // namespace detail
+}  // namespace tree
+}  // namespace gpufmm
