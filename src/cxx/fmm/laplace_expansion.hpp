@@ -1,0 +1,186 @@
+// Laplace FMM math, part 2: particle <-> expansion operators.
+//
+//   P2M  sources -> multipole (S) expansion          eqs. (13)-(14)
+//   M2P  multipole expansion -> potential, gradient  eq. (13) + Kelvin transform
+//   P2L  sources -> local (R) expansion              eq. (14), roles swapped
+//   L2P  local expansion -> potential, gradient      eqs. (13), (25)
+//
+// Conventions (see laplace_basis.hpp for the basis and the box scaling):
+//   kernel 1/r (no 1/(4 pi));
+//   phi(y) = sum_j q_j / |y - x_j|  +  sum_j d_j . (y - x_j) / |y - x_j|^3,
+//   i.e. the dipole term is d . grad_x (1/|y - x|) at x = x_j;
+//   gradients are grad_y phi.
+// Points are interleaved xyz (x0,y0,z0,x1,...).  Charge or dipole pointers may
+// be null (that kind of source is absent); pot or grad pointers may be null
+// (not wanted).  All operators ACCUMULATE into their outputs.
+#pragma once
+
+#include "fmm/laplace_basis.hpp"
+
+namespace gpufmm {
+
+namespace laplace_detail {
+
+// Accumulates  out_n^m += sgn_n (q Rh_n^m + d . grad Rh_n^m)  (sgn_n = (-1)^n
+// when alternate is set).  Used by P2M (alternate) and P2L (not).
+template <class T>
+struct SourceAccum {
+  T* out;
+  T q;
+  T d[3];
+  bool alternate;
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
+    const T s = (alternate && (n & 1)) ? -q : q;
+    out[n * n + n + m] += s * rc;
+    if (m > 0) out[n * n + n - m] += s * rs;
+  }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+    const T s = (alternate && (n & 1)) ? T(-1) : T(1);
+    out[n * n + n + m] += s * (q * rc + d[0] * gc[0] + d[1] * gc[1] + d[2] * gc[2]);
+    if (m > 0) out[n * n + n - m] += s * (q * rs + d[0] * gs[0] + d[1] * gs[1] + d[2] * gs[2]);
+  }
+};
+
+// Accumulates v = sum sgn_n c_n^m Rh_n^m and g = sum sgn_n c_n^m grad Rh_n^m.
+template <class T>
+struct EvalAccum {
+  const T* c;
+  bool alternate;
+  T v;
+  T g[3];
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
+    T a = c[n * n + n + m] * rc;
+    if (m > 0) a += c[n * n + n - m] * rs;
+    v += (alternate && (n & 1)) ? -a : a;
+  }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+    const T s = (alternate && (n & 1)) ? T(-1) : T(1);
+    const T cp = s * c[n * n + n + m];
+    v += cp * rc;
+    g[0] += cp * gc[0];
+    g[1] += cp * gc[1];
+    g[2] += cp * gc[2];
+    if (m > 0) {
+      const T cn = s * c[n * n + n - m];
+      v += cn * rs;
+      g[0] += cn * gs[0];
+      g[1] += cn * gs[1];
+      g[2] += cn * gs[2];
+    }
+  }
+};
+
+}  // namespace laplace_detail
+
+// P2M: M (p*p) += multipole expansion about `center` (box scale `scale`) of
+// n_src sources.  From eq. (14) in the normalised basis:
+//   M_n^m += (-1)^n [ q Rh_n^m(rho) + (d/h) . (grad Rh_n^m)(rho) ],
+//   rho = (x_j - c)/h.
+template <class T>
+GPUFMM_HD inline void laplace_p2m(int p, T scale, const T* center, int n_src, const T* src_xyz,
+                                  laplace_detail::nd<const T>* charge,
+                                  laplace_detail::nd<const T>* dipole, T* M) {
+  const T inv_h = T(1) / scale;
+  for (int j = 0; j < n_src; ++j) {
+    const T x = (src_xyz[3 * j] - center[0]) * inv_h;
+    const T y = (src_xyz[3 * j + 1] - center[1]) * inv_h;
+    const T z = (src_xyz[3 * j + 2] - center[2]) * inv_h;
+    laplace_detail::SourceAccum<T> acc{M, charge ? charge[j] : T(0), {T(0), T(0), T(0)}, true};
+    if (dipole) {
+      for (int k = 0; k < 3; ++k) acc.d[k] = dipole[3 * j + k] * inv_h;
+      laplace_regular_walk<true>(p, x, y, z, acc);
+    } else {
+      laplace_regular_walk<false>(p, x, y, z, acc);
+    }
+  }
+}
+
+// P2L: L (p*p) += local expansion about `center` (scale h) of sources that lie
+// outside the ball of radius |x_j - c| > |y - c| for every target y used later:
+//   L_n^m += (-1)^n [ q Sh_n^m(rho) + (d/h) . (grad Sh_n^m)(rho) ].
+// Via Kelvin (u = rho/|rho|^2, J = du/drho) the signs cancel and this is a
+// P2M-like accumulation at u with  q' = q/|rho| - d'.rho/|rho|^3,
+// d' = d/h,  d'' = J d' / |rho|.
+template <class T>
+GPUFMM_HD inline void laplace_p2l(int p, T scale, const T* center, int n_src, const T* src_xyz,
+                                  laplace_detail::nd<const T>* charge,
+                                  laplace_detail::nd<const T>* dipole, T* L) {
+  using laplace_detail::hd_sqrt;
+  const T inv_h = T(1) / scale;
+  for (int j = 0; j < n_src; ++j) {
+    const T r[3] = {(src_xyz[3 * j] - center[0]) * inv_h, (src_xyz[3 * j + 1] - center[1]) * inv_h,
+                    (src_xyz[3 * j + 2] - center[2]) * inv_h};
+    const T r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+    const T inv_r2 = T(1) / r2;
+    const T inv_r = hd_sqrt(inv_r2);
+    const T q = charge ? charge[j] : T(0);
+    laplace_detail::SourceAccum<T> acc{L, q * inv_r, {T(0), T(0), T(0)}, false};
+    if (dipole) {
+      const T d[3] = {dipole[3 * j] * inv_h, dipole[3 * j + 1] * inv_h, dipole[3 * j + 2] * inv_h};
+      const T rd = (r[0] * d[0] + r[1] * d[1] + r[2] * d[2]) * inv_r2;
+      acc.q -= rd * inv_r;  // d'.rho/|rho|^3
+      for (int k = 0; k < 3; ++k) acc.d[k] = (d[k] - T(2) * r[k] * rd) * inv_r2 * inv_r;
+      laplace_regular_walk<true>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
+    } else {
+      laplace_regular_walk<false>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
+    }
+  }
+}
+
+// L2P: for each target i, pot[i] += phi(y_i), grad[3i..3i+2] += grad phi(y_i)
+// with phi(y) = (1/h) sum L_n^m Rh_n^m((y-c)/h)  (eq. 13) and
+// grad phi = (1/h^2) sum L_n^m (grad Rh_n^m)(rho)  (eq. 25: the gradient is
+// taken by differentiating the recursions of eq. 15, see laplace_regular_walk).
+template <class T>
+GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, int n_trg,
+                                  const T* trg_xyz, laplace_detail::nd<T>* pot,
+                                  laplace_detail::nd<T>* grad) {
+  const T inv_h = T(1) / scale;
+  for (int i = 0; i < n_trg; ++i) {
+    const T x = (trg_xyz[3 * i] - center[0]) * inv_h;
+    const T y = (trg_xyz[3 * i + 1] - center[1]) * inv_h;
+    const T z = (trg_xyz[3 * i + 2] - center[2]) * inv_h;
+    laplace_detail::EvalAccum<T> acc{L, false, T(0), {T(0), T(0), T(0)}};
+    if (grad) {
+      laplace_regular_walk<true>(p, x, y, z, acc);
+      const T s = inv_h * inv_h;
+      grad[3 * i] += acc.g[0] * s;
+      grad[3 * i + 1] += acc.g[1] * s;
+      grad[3 * i + 2] += acc.g[2] * s;
+    } else {
+      laplace_regular_walk<false>(p, x, y, z, acc);
+    }
+    if (pot) pot[i] += acc.v * inv_h;
+  }
+}
+
+// M2P: evaluates the multipole expansion, phi(y) = (1/h) sum M_n^m Sh_n^m(rho),
+// and its gradient, at targets outside the sources' ball.  Uses the Kelvin
+// transform: phi = v/(h|rho|), v = sum (-1)^n M Rh(u), u = rho/|rho|^2.
+template <class T>
+GPUFMM_HD inline void laplace_m2p(int p, T scale, const T* center, const T* M, int n_trg,
+                                  const T* trg_xyz, laplace_detail::nd<T>* pot,
+                                  laplace_detail::nd<T>* grad) {
+  using laplace_detail::hd_sqrt;
+  const T inv_h = T(1) / scale;
+  for (int i = 0; i < n_trg; ++i) {
+    const T r[3] = {(trg_xyz[3 * i] - center[0]) * inv_h, (trg_xyz[3 * i + 1] - center[1]) * inv_h,
+                    (trg_xyz[3 * i + 2] - center[2]) * inv_h};
+    const T r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+    const T inv_r2 = T(1) / r2;
+    const T inv_r = hd_sqrt(inv_r2);
+    laplace_detail::EvalAccum<T> acc{M, true, T(0), {T(0), T(0), T(0)}};
+    if (grad) {
+      laplace_regular_walk<true>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
+      const T rg = (r[0] * acc.g[0] + r[1] * acc.g[1] + r[2] * acc.g[2]) * inv_r2;
+      const T s = inv_h * inv_h * inv_r;
+      for (int k = 0; k < 3; ++k)
+        grad[3 * i + k] += ((acc.g[k] - T(2) * r[k] * rg) * inv_r2 - acc.v * r[k] * inv_r2) * s;
+    } else {
+      laplace_regular_walk<false>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
+    }
+    if (pot) pot[i] += acc.v * inv_r * inv_h;
+  }
+}
+
+}  // namespace gpufmm
