@@ -402,6 +402,126 @@ gpufmm_status_t gpufmm_tree_get_list(gpufmm_tree_t tree, gpufmm_tree_list_t list
 gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double offset[3],
                                            double* eta);
 
+/* ------------------------------------------------------------------------ */
+/* Laplace FMM                                                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * The fast multipole method of Gumerov & Duraiswami (papers/000) for
+ *
+ *   phi(y_i) = sum_j  q_j / |y_i - x_j|  +  d_j . (y_i - x_j) / |y_i - x_j|^3
+ *
+ * (kernel 1/r, no 1/(4 pi); the dipole term is d_j . grad_x (1/|y - x|) at
+ * x = x_j) and its gradient grad_y phi at the targets y_i. A target that
+ * coincides with a source gets no self term. Real polynomial basis, RCR
+ * translations, the modified M2L stencil (type-1 to the box, type-2 to the
+ * parent) and a per-translation truncation number (eq. 24). The truncation
+ * number p follows from the requested relative L2 error eps (eq. 36).
+ *
+ * Plan once, evaluate many times: the plan holds the octree, lists and
+ * translation data of one geometry; each evaluate takes new charges and/or
+ * dipoles. Arrays are column-major: coordinates, dipoles and gradients are
+ * 3 x n (x0 y0 z0 x1 ...), charges and potentials n.
+ */
+
+typedef struct gpufmm_laplace_plan_s* gpufmm_laplace_plan_t;
+
+typedef enum gpufmm_laplace_stencil_e {
+  GPUFMM_STENCIL_MODIFIED = 0, /* papers/000 sec. 2.2.3 (<= 109 + 80 M2L per box) */
+  GPUFMM_STENCIL_STANDARD = 1  /* the classic list (<= 189 M2L per box)          */
+} gpufmm_laplace_stencil_t;
+
+typedef struct gpufmm_laplace_options_s {
+  double eps;          /* requested relative L2 error of potential and gradient
+                          (eq. 36), 0 < eps < 1; default 1e-6                  */
+  int precision;       /* GPUFMM_FLOAT64 (default) or GPUFMM_FLOAT32: the
+                          arithmetic of evaluate; host inputs and outputs of
+                          gpufmm_laplace_evaluate are double either way        */
+  int p;               /* 0 (default): from eps; else force this truncation
+                          number (1..GPUFMM_LAPLACE_MAX_P)                      */
+  int l_max;           /* -1 (default): chosen by the cost model; else depth    */
+  int s_max;           /* -1 (default): cost model; else at most s_max points
+                          per finest box (used when l_max = -1)                */
+  int stencil;         /* a gpufmm_laplace_stencil_t, default MODIFIED          */
+  int variable_truncation; /* 1 (default): p' of eq. 24 per translation; 0: p */
+} gpufmm_laplace_options_t;
+
+#define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace_basis.hpp) */
+
+typedef struct gpufmm_laplace_info_s {
+  int p;                 /* truncation number                                   */
+  int l_max;             /* depth of the octree                                 */
+  int precision;         /* GPUFMM_FLOAT32 or GPUFMM_FLOAT64                    */
+  int backend;           /* a gpufmm_backend_t                                   */
+  int64_t nsrc, ntrg;
+  int64_t source_boxes, target_boxes;  /* non-empty boxes, all levels          */
+  int64_t m2l_translations;            /* S|R translations per evaluate        */
+  int64_t p2p_pairs;                    /* source-target pairs in the near field */
+  double plan_seconds;                  /* time to build the plan               */
+  /* per-stage seconds of the last evaluate (papers/000 Table 8): */
+  double t_p2m;          /* "S exp": multipole expansions of the leaves         */
+  double t_upward;       /* "up trans": M2M                                     */
+  double t_downward;     /* "down trans": M2L (type 1 and 2) and L2L            */
+  double t_l2p;          /* "R eval": local expansions at the targets          */
+  double t_p2p;          /* "sparse": near-field direct sum                     */
+  double t_total;        /* whole evaluate, transfers included                  */
+} gpufmm_laplace_info_t;
+
+/* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */
+gpufmm_status_t gpufmm_laplace_options_init(gpufmm_laplace_options_t* opt);
+
+/* Builds a plan for nsrc sources and ntrg targets (3 x n doubles in host
+ * memory); targets == NULL means "at the sources" (ntrg is then ignored).
+ * opt NULL = defaults.
+ * Errors: INVALID_HANDLE (ctx); INVALID_ARGUMENT (plan NULL; nsrc or ntrg
+ * negative; a NULL coordinate pointer with a positive count; eps not in
+ * (0, 1); p, l_max, s_max, stencil, precision out of range; a NaN or Inf
+ * coordinate, named with its index); OUT_OF_MEMORY; DEVICE. */
+gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_laplace_options_t* opt,
+                                           int64_t nsrc, const double* sources, int64_t ntrg,
+                                           const double* targets, gpufmm_laplace_plan_t* plan);
+gpufmm_status_t gpufmm_laplace_plan_destroy(gpufmm_laplace_plan_t plan);
+
+/* Evaluates with host arrays: charges[nsrc] and/or dipoles[3 x nsrc] (NULL
+ * for what the sources do not carry; not both NULL), pot[ntrg] and/or
+ * grad[3 x ntrg] (NULL for what is not wanted; not both NULL). Outputs are
+ * overwritten, in the user's order.
+ * Errors: INVALID_HANDLE (plan); INVALID_ARGUMENT (both inputs NULL, both
+ * outputs NULL, a NaN or Inf charge or dipole - named with its index); the
+ * outputs are unchanged on any error. */
+gpufmm_status_t gpufmm_laplace_evaluate(gpufmm_laplace_plan_t plan, const double* charges,
+                                        const double* dipoles, double* pot, double* grad);
+
+/* The same with gpufmm arrays on the plan's context (data stay on the
+ * device): dtype = the plan's precision; charges and pot have nsrc / ntrg
+ * elements, dipoles and grad 3*nsrc / 3*ntrg (any rank). NULL handles for
+ * what is absent or not wanted.
+ * Errors as gpufmm_laplace_evaluate, plus INVALID_HANDLE (a non-NULL handle
+ * that is not a live array), TYPE_MISMATCH (dtype), SIZE_MISMATCH (element
+ * count), INVALID_ARGUMENT (an array of another context). */
+gpufmm_status_t gpufmm_laplace_evaluate_arrays(gpufmm_laplace_plan_t plan, gpufmm_array_t charges,
+                                               gpufmm_array_t dipoles, gpufmm_array_t pot,
+                                               gpufmm_array_t grad);
+
+/* Truncation number, depth, sizes and the per-stage times of the last
+ * evaluate. Errors: INVALID_HANDLE, INVALID_ARGUMENT (info NULL). */
+gpufmm_status_t gpufmm_laplace_plan_info(gpufmm_laplace_plan_t plan, gpufmm_laplace_info_t* info);
+
+/* One shot: plan with defaults and the given eps, evaluate once, destroy. */
+gpufmm_status_t gpufmm_laplace(gpufmm_context_t ctx, double eps, int64_t nsrc, const double* sources,
+                               const double* charges, const double* dipoles, int64_t ntrg,
+                               const double* targets, double* pot, double* grad);
+
+/* Direct summation of the same sums, O(nsrc * ntrg): the reference for
+ * accuracy checks and the baseline of the benchmarks. precision is
+ * GPUFMM_FLOAT64 or GPUFMM_FLOAT32 (the arithmetic; host data are double).
+ * Runs on the context's backend: OpenMP on the CPU, a shared-memory tiled
+ * kernel on a GPU. targets == NULL: at the sources (no self term).
+ * Arguments and errors as gpufmm_laplace_plan_create + evaluate. */
+gpufmm_status_t gpufmm_laplace_direct(gpufmm_context_t ctx, int precision, int64_t nsrc,
+                                      const double* sources, const double* charges,
+                                      const double* dipoles, int64_t ntrg, const double* targets,
+                                      double* pot, double* grad);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

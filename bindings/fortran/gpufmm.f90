@@ -11,6 +11,7 @@
 module gpufmm
   use gpufmm_core
   use gpufmm_array_mod
+  use gpufmm_fmm
   implicit none
   public
 end module gpufmm

@@ -21,23 +21,34 @@ namespace gpufmm {
 
 namespace laplace_detail {
 
+// How an accumulator adds a value to coefficient k of `out`: plainly here; a
+// GPU kernel may pass a functor that first reduces over the lanes of a warp
+// (every lane walks the coefficients in the same order).
+struct PlainAdd {
+  template <class T>
+  GPUFMM_HD void operator()(T* out, int k, T v) const {
+    out[k] += v;
+  }
+};
+
 // Accumulates  out_n^m += sgn_n (q Rh_n^m + d . grad Rh_n^m)  (sgn_n = (-1)^n
 // when alternate is set).  Used by P2M (alternate) and P2L (not).
-template <class T>
+template <class T, class Add = PlainAdd>
 struct SourceAccum {
   T* out;
   T q;
   T d[3];
   bool alternate;
+  Add add{};
   GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
     const T s = (alternate && (n & 1)) ? -q : q;
-    out[n * n + n + m] += s * rc;
-    if (m > 0) out[n * n + n - m] += s * rs;
+    add(out, n * n + n + m, s * rc);
+    if (m > 0) add(out, n * n + n - m, s * rs);
   }
   GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
     const T s = (alternate && (n & 1)) ? T(-1) : T(1);
-    out[n * n + n + m] += s * (q * rc + d[0] * gc[0] + d[1] * gc[1] + d[2] * gc[2]);
-    if (m > 0) out[n * n + n - m] += s * (q * rs + d[0] * gs[0] + d[1] * gs[1] + d[2] * gs[2]);
+    add(out, n * n + n + m, s * (q * rc + d[0] * gc[0] + d[1] * gc[1] + d[2] * gc[2]));
+    if (m > 0) add(out, n * n + n - m, s * (q * rs + d[0] * gs[0] + d[1] * gs[1] + d[2] * gs[2]));
   }
 };
 
@@ -76,22 +87,28 @@ struct EvalAccum {
 // n_src sources.  From eq. (14) in the normalised basis:
 //   M_n^m += (-1)^n [ q Rh_n^m(rho) + (d/h) . (grad Rh_n^m)(rho) ],
 //   rho = (x_j - c)/h.
+// One source of P2M: r = x_j - c (relative to the box centre), inv_h = 1/h,
+// d = the dipole or nullptr; adds through `add` (see PlainAdd).
+template <class T, class Add = laplace_detail::PlainAdd>
+GPUFMM_HD inline void laplace_p2m_point(int p, T inv_h, const T* r, T q, const T* d, T* M, Add add = Add()) {
+  laplace_detail::SourceAccum<T, Add> acc{M, q, {T(0), T(0), T(0)}, true, add};
+  const T x = r[0] * inv_h, y = r[1] * inv_h, z = r[2] * inv_h;
+  if (d) {
+    for (int k = 0; k < 3; ++k) acc.d[k] = d[k] * inv_h;
+    laplace_regular_walk<true>(p, x, y, z, acc);
+  } else {
+    laplace_regular_walk<false>(p, x, y, z, acc);
+  }
+}
+
 template <class T>
 GPUFMM_HD inline void laplace_p2m(int p, T scale, const T* center, int n_src, const T* src_xyz,
                                   laplace_detail::nd<const T>* charge,
                                   laplace_detail::nd<const T>* dipole, T* M) {
   const T inv_h = T(1) / scale;
   for (int j = 0; j < n_src; ++j) {
-    const T x = (src_xyz[3 * j] - center[0]) * inv_h;
-    const T y = (src_xyz[3 * j + 1] - center[1]) * inv_h;
-    const T z = (src_xyz[3 * j + 2] - center[2]) * inv_h;
-    laplace_detail::SourceAccum<T> acc{M, charge ? charge[j] : T(0), {T(0), T(0), T(0)}, true};
-    if (dipole) {
-      for (int k = 0; k < 3; ++k) acc.d[k] = dipole[3 * j + k] * inv_h;
-      laplace_regular_walk<true>(p, x, y, z, acc);
-    } else {
-      laplace_regular_walk<false>(p, x, y, z, acc);
-    }
+    const T r[3] = {src_xyz[3 * j] - center[0], src_xyz[3 * j + 1] - center[1], src_xyz[3 * j + 2] - center[2]};
+    laplace_p2m_point(p, inv_h, r, charge ? charge[j] : T(0), dipole ? dipole + 3 * j : nullptr, M);
   }
 }
 

@@ -20,12 +20,19 @@
 
 namespace gpufmm {
 
-// 1/sqrt(x): on the device the hardware reciprocal square root - in float
-// the MUFU approximation (rsqrt.approx.ftz.f32, about 2 ulp; the ftz form
-// skips rsqrtf's rescaling of subnormal inputs, which would only matter for
-// squared distances below 1.2e-38, where the pair terms overflow anyway),
-// in double CUDA's rsqrt (about 1 ulp, far cheaper than 1/sqrt); on the host
+// 1/sqrt(x): on the device the hardware reciprocal square root, on the host
 // 1/sqrt(x).
+//  - float: the MUFU approximation (rsqrt.approx.ftz.f32, about 2 ulp). The
+//    ftz form skips rsqrtf's rescaling of subnormal inputs, which would only
+//    matter for squared distances below 1.2e-38, where the pair terms
+//    overflow anyway.
+//  - double: the MUFU seed (rsqrt.approx.ftz.f64) and one cubic correction,
+//    y += y e (1/2 + 3/8 e) with e = 1 - x y^2: the main path of CUDA's
+//    rsqrt(double), bit for bit, without its branch to a slow path for zero,
+//    subnormal, infinite and NaN inputs (about 1 ulp; far cheaper than
+//    1/sqrt, which is two iterative sequences). Zero gives NaN (the caller
+//    selects it away); a subnormal x, i.e. a distance below 1.5e-154 whose
+//    pair terms overflow anyway, gives NaN instead of Inf.
 GPUFMM_HD_INLINE float laplace_rsqrt(float x) {
 #if defined(__CUDA_ARCH__)
   float y;
@@ -37,7 +44,10 @@ GPUFMM_HD_INLINE float laplace_rsqrt(float x) {
 }
 GPUFMM_HD_INLINE double laplace_rsqrt(double x) {
 #if defined(__CUDA_ARCH__)
-  return rsqrt(x);
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  const double e = fma(-x, y * y, 1.0);
+  return fma(fma(e, 0.375, 0.5), y * e, y);
 #else
   return 1.0 / laplace_detail::hd_sqrt(x);
 #endif
@@ -47,8 +57,8 @@ GPUFMM_HD_INLINE double laplace_rsqrt(double x) {
 // at y, with (rx, ry, rz) = y - x: v += phi and, when kGrad, (gx, gy, gz) +=
 // grad phi.  kCharge / kDipole say which of q and d the source carries (the
 // other arguments are then ignored).  r == 0 adds exactly zero (no self
-// term): the reciprocal square root is taken unconditionally (+inf at 0) and
-// then selected away, with no branch, so that loops over sources vectorise
+// term): the reciprocal square root is taken unconditionally (Inf or NaN at
+// 0) and then selected away, with no branch, so that loops over sources vectorise
 // on the CPU and compile to straight-line code (a compare and a select) on
 // the GPU.
 template <bool kCharge, bool kDipole, bool kGrad, class T>

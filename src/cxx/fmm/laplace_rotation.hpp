@@ -194,34 +194,82 @@ GPUFMM_HD inline void laplace_rotation_precompute(int p, W cos_b, W sin_b, T* B,
   }
 }
 
+// ---------------------------------------------------------------------------
+// Per-element entry points (one output coefficient each).  The serial
+// functions below loop over them, and the GPU's cooperative kernels call them
+// with threads over (n, m), so CPU and GPU run the very same element formulas
+// in the same summation order.
+
+// Degree-n, order-m output of B(b) in (or B(b)^T in when transpose), m in
+// -n..n; in: the input vector (p^2 layout n*n+n+m).  Sums over j in
+// increasing order (as laplace_rotate_y).
+template <class T>
+GPUFMM_HD inline T laplace_rotate_y_elem(const T* B, const T* in, int n, int m, bool transpose) {
+  const T* bc = B + laplace_rotation_offset(n);
+  const T* vi = in + n * n + n;  // vi[m], m = -n..n
+  T acc = T(0);
+  if (m >= 0) {
+    const int w = n + 1;
+    if (transpose)
+      for (int j = 0; j <= n; ++j) acc += bc[j * w + m] * vi[j];
+    else
+      for (int j = 0; j <= n; ++j) acc += bc[m * w + j] * vi[j];
+  } else {
+    const T* bs = bc + (n + 1) * (n + 1);
+    const int i = -m;
+    if (transpose)
+      for (int j = 1; j <= n; ++j) acc += bs[(j - 1) * n + (i - 1)] * vi[-j];
+    else
+      for (int j = 1; j <= n; ++j) acc += bs[(i - 1) * n + (j - 1)] * vi[-j];
+  }
+  return acc;
+}
+
+// One angle-addition step: (cos(m a), sin(m a)) -> (cos((m+1) a), sin((m+1) a)).
+template <class T>
+GPUFMM_HD inline void laplace_rotate_z_step(T cos_a, T sin_a, T& cm, T& sm) {
+  const T c = cm * cos_a - sm * sin_a;
+  sm = sm * cos_a + cm * sin_a;
+  cm = c;
+}
+
+// cos(m a), sin(m a) for m = 0..p-1 by angle addition (the recurrence of
+// laplace_rotate_z; pass -sin_a for the inverse rotation).
+template <class T>
+GPUFMM_HD inline void laplace_rotate_z_cs(int p, T cos_a, T sin_a, T* cm_out, T* sm_out) {
+  T cm = T(1), sm = T(0);
+  for (int m = 0; m < p; ++m) {
+    if (m > 0) laplace_rotate_z_step(cos_a, sin_a, cm, sm);
+    cm_out[m] = cm;
+    sm_out[m] = sm;
+  }
+}
+
+// Degree-n, order-m output of A(a) in, m in -n..n; cm, sm = cos(|m| a),
+// sin(|m| a) (from laplace_rotate_z_cs, sin negated for A^T).
+template <class T>
+GPUFMM_HD inline T laplace_rotate_z_elem(T cm, T sm, const T* in, int n, int m) {
+  if (m == 0) return in[n * n + n];
+  const int am = m < 0 ? -m : m;
+  const T a = in[n * n + n + am], b = in[n * n + n - am];
+  return m > 0 ? cm * a - sm * b : sm * a + cm * b;
+}
+
+// True when the flip F (eq. 34) negates coefficient (n, m):
+// F = diag((-1)^(n+m), m >= 0; -(-1)^(n+|m|), m < 0).
+GPUFMM_HD inline bool laplace_flip_negates(int n, int m) {
+  const int am = m < 0 ? -m : m;
+  const bool odd = ((n + am) & 1) != 0;
+  return m >= 0 ? odd : !odd;
+}
+
 // out = B(b) in (transpose == false) or B(b)^T in = B(-b) in (transpose ==
 // true), degrees n < p.  out != in.  B: table from laplace_rotation_precompute
 // for some p_table >= p.
 template <class T>
 GPUFMM_HD inline void laplace_rotate_y(int p, const T* B, const T* in, T* out, bool transpose) {
-  for (int n = 0; n < p; ++n) {
-    const T* bc = B + laplace_rotation_offset(n);
-    const T* bs = bc + (n + 1) * (n + 1);
-    const T* vi = in + n * n + n;  // vi[m], m = -n..n
-    T* vo = out + n * n + n;
-    const int w = n + 1;
-    for (int i = 0; i <= n; ++i) {
-      T acc = T(0);
-      if (transpose)
-        for (int j = 0; j <= n; ++j) acc += bc[j * w + i] * vi[j];
-      else
-        for (int j = 0; j <= n; ++j) acc += bc[i * w + j] * vi[j];
-      vo[i] = acc;
-    }
-    for (int i = 1; i <= n; ++i) {
-      T acc = T(0);
-      if (transpose)
-        for (int j = 1; j <= n; ++j) acc += bs[(j - 1) * n + (i - 1)] * vi[-j];
-      else
-        for (int j = 1; j <= n; ++j) acc += bs[(i - 1) * n + (j - 1)] * vi[-j];
-      vo[-i] = acc;
-    }
-  }
+  for (int n = 0; n < p; ++n)
+    for (int m = -n; m <= n; ++m) out[n * n + n + m] = laplace_rotate_y_elem(B, in, n, m, transpose);
 }
 
 // out = A(a) in, or A(a)^T in = A(-a) in when inverse; degrees n < p.
@@ -229,16 +277,15 @@ GPUFMM_HD inline void laplace_rotate_y(int p, const T* B, const T* in, T* out, b
 template <class T>
 GPUFMM_HD inline void laplace_rotate_z(int p, T cos_a, T sin_a, const T* in, T* out, bool inverse) {
   if (inverse) sin_a = -sin_a;
-  for (int n = 0; n < p; ++n) out[n * n + n] = in[n * n + n];
+  for (int n = 0; n < p; ++n) out[n * n + n] = laplace_rotate_z_elem(T(1), T(0), in, n, 0);
   T cm = T(1), sm = T(0);
   for (int m = 1; m < p; ++m) {
-    const T c = cm * cos_a - sm * sin_a;
-    sm = sm * cos_a + cm * sin_a;
-    cm = c;
+    laplace_rotate_z_step(cos_a, sin_a, cm, sm);
     for (int n = m; n < p; ++n) {
-      const T a = in[n * n + n + m], b = in[n * n + n - m];
-      out[n * n + n + m] = cm * a - sm * b;
-      out[n * n + n - m] = sm * a + cm * b;
+      const T a = laplace_rotate_z_elem(cm, sm, in, n, m);
+      const T b = laplace_rotate_z_elem(cm, sm, in, n, -m);
+      out[n * n + n + m] = a;
+      out[n * n + n - m] = b;
     }
   }
 }
@@ -248,14 +295,8 @@ GPUFMM_HD inline void laplace_rotate_z(int p, T cos_a, T sin_a, const T* in, T* 
 template <class T>
 GPUFMM_HD inline void laplace_flip(int p, T* v) {
   for (int n = 0; n < p; ++n)
-    for (int m = 1; m <= n; ++m) {
-      const bool odd = ((n + m) & 1) != 0;
-      if (odd)
-        v[n * n + n + m] = -v[n * n + n + m];
-      else
-        v[n * n + n - m] = -v[n * n + n - m];
-    }
-  for (int n = 1; n < p; n += 2) v[n * n + n] = -v[n * n + n];
+    for (int m = -n; m <= n; ++m)
+      if (laplace_flip_negates(n, m)) v[n * n + n + m] = -v[n * n + n + m];
 }
 
 // Frame rotation that takes the direction (a, b) to +z:

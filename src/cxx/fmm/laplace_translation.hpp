@@ -175,24 +175,38 @@ GPUFMM_HD inline void laplace_coax_sr(int p_out, int p_in, double rd, double rs,
 // ---------------------------------------------------------------------------
 // Coax application.
 
+// Offset of the order-m block in a coax matrix for (p_out, p_in).
+GPUFMM_HD constexpr int laplace_coax_offset(int p_out, int p_in, int m) {
+  int s = 0;
+  for (int k = 0; k < m; ++k) s += (p_out - k) * (p_in - k);
+  return s;
+}
+
+// Degree-n, order-m output (m in -n..n, n < p_out) of Coax in: the row of the
+// order-|m| block dotted with in's order-m coefficients of degrees |m|..p_in-1
+// in increasing order (as laplace_coax_apply).  Zero when |m| >= p_in.
+// block = mat + laplace_coax_offset(p_out, p_in, |m|).
+template <class T>
+GPUFMM_HD inline T laplace_coax_elem(int p_in, const T* block, const T* in, int n, int m) {
+  const int am = m < 0 ? -m : m;
+  T acc = T(0);
+  if (am >= p_in) return acc;
+  const T* row = block + (n - am) * (p_in - am) - am;  // row[n'] for n' in [am, p_in)
+  for (int np = am; np < p_in; ++np) acc += row[np] * in[np * np + np + m];
+  return acc;
+}
+
 // out = Coax in: in has p_in^2 coefficients, out gets p_out^2 (all written).
 template <class T>
 GPUFMM_HD inline void laplace_coax_apply(int p_out, int p_in, const T* mat, const T* in, T* out) {
   for (int i = 0; i < p_out * p_out; ++i) out[i] = T(0);
   int off = 0;
   for (int m = 0; m < p_out && m < p_in; ++m) {
-    const int w = p_in - m;
     for (int n = m; n < p_out; ++n) {
-      const T* row = mat + off + (n - m) * w - m;
-      T ap = T(0), an = T(0);
-      for (int np = m; np < p_in; ++np) {
-        ap += row[np] * in[np * np + np + m];
-        an += row[np] * in[np * np + np - m];
-      }
-      out[n * n + n + m] = ap;
-      if (m > 0) out[n * n + n - m] = an;
+      out[n * n + n + m] = laplace_coax_elem(p_in, mat + off, in, n, m);
+      if (m > 0) out[n * n + n - m] = laplace_coax_elem(p_in, mat + off, in, n, -m);
     }
-    off += (p_out - m) * w;
+    off += (p_out - m) * (p_in - m);
   }
 }
 

@@ -1,0 +1,598 @@
+// The CUDA driver of the Laplace FMM (issue 5): plan set-up (tables and
+// sorted coordinates to the device) and evaluate, every stage on the GPU.
+//
+//   stream s0 (the context's)               stream s1 (near field)
+//   [H2D inputs]  permute in (+ finite check)
+//        |---------- event ------------------------> P2P (BpB / TpT)
+//   P2M, M2M (levels L-1..2)                               |
+//   per level l: LevelDown3 (L2L), LevelDown1 (type 1),    |
+//                LevelDown2 (type 2)                       |
+//   L2P  <------------------------ event -----------------'
+//   permute out (far + near) [D2H outputs]
+//
+// Kernels: laplace_kernels.cuh. Design and measurements: docs/laplace_gpu.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/common/cuda_check.cuh"
+#include "cuda/fmm/laplace_kernels.cuh"
+#include "fmm/laplace_gpu.hpp"
+#include "tree/tree.hpp"
+
+namespace gpufmm {
+namespace fmm {
+namespace cuda {
+
+using gpufmm::cuda::DeviceGuard;
+using gpufmm::cuda::DeviceGuardNoThrow;
+using gpufmm::cuda::check_launch;
+using gpufmm::cuda::clear_last_error;
+using gpufmm::cuda::stream_of;
+
+namespace {
+
+constexpr int kNumEvents = 10;
+constexpr size_t kScratchBudget = size_t(512) << 20;  // per-thread work slots, bytes
+
+// Device data of one plan.
+struct GpuData {
+  Context* ctx = nullptr;
+  int device = 0;
+  int sms = 132;
+  int max_threads_sm = 2048;
+  size_t smem_optin = 48 << 10;
+  cudaStream_t s1 = nullptr;
+  cudaEvent_t ev[kNumEvents] = {};
+  LaplaceGpuKernels k;
+  bool l2l_bpb = true;  // L2L: cooperative BpB (default) or thread per child ("l2l=tpb")
+  int bpb_slots = 0;    // translations per BpB batch (0: automatic; GPUFMM_LAPLACE_BPB_SLOTS)
+  std::vector<void*> blocks;
+  size_t bytes = 0;
+  // tables
+  DevTables<double> tab_d;
+  DevTables<float> tab_f;
+  // sorted coordinates (txyz == sxyz when same_sets), target -> leaf
+  double* sxyz = nullptr;
+  const double* txyz = nullptr;
+  int32_t* leaf_of = nullptr;
+  unsigned long long* bad = nullptr;  // [2]
+  // workspace (allocated on first use, in the plan's precision)
+  void* M = nullptr;
+  void* L = nullptr;
+  uint8_t* has_local = nullptr;
+  void *q = nullptr, *d = nullptr;
+  void *near_pot = nullptr, *near_grad = nullptr, *far_pot = nullptr, *far_grad = nullptr;
+  void *in_q = nullptr, *in_d = nullptr, *out_pot = nullptr, *out_grad = nullptr;  // host API staging
+  void* scratch = nullptr;
+  int64_t scratch_threads = 0;
+
+  void* alloc(size_t b, const char* what) {
+    void* p = backend_alloc(*ctx, std::max<size_t>(b, 16), what);
+    blocks.push_back(p);
+    bytes += b;
+    return p;
+  }
+  ~GpuData() {
+    DeviceGuardNoThrow g(device);
+    if (!g.ok()) return;
+    if (s1) {
+      (void)cudaStreamSynchronize(s1);
+      (void)cudaStreamDestroy(s1);
+    }
+    for (auto& e : ev)
+      if (e) (void)cudaEventDestroy(e);
+    for (void* p : blocks) backend_free(*ctx, p);
+    (void)cudaGetLastError();
+  }
+};
+
+GpuData& gpu_of(LaplacePlan& P) {
+  require(P.gpu != nullptr, GPUFMM_ERROR_INTERNAL, "laplace: the plan's GPU data are missing");
+  return *static_cast<GpuData*>(P.gpu.get());
+}
+
+template <class T>
+DevTables<T> upload_tables(GpuData& G, const LaplaceTables<T>& t) {
+  // One allocation: rot | coax | cos | sin | coax_offset | op_p | op_rot | op_coax | op_flip.
+  auto al = [](size_t x) { return (x + 255) / 256 * 256; };
+  const size_t n_rot = t.rot.size() * sizeof(T), n_coax = t.coax.size() * sizeof(T),
+               n_ang = kNumOps * sizeof(T), n_off = t.coax_offset.size() * sizeof(int64_t),
+               n_i = kNumOps * sizeof(int32_t), n_f = kNumOps;
+  const size_t o_rot = 0, o_coax = o_rot + al(n_rot), o_cos = o_coax + al(n_coax), o_sin = o_cos + al(n_ang),
+               o_off = o_sin + al(n_ang), o_p = o_off + al(n_off), o_r = o_p + al(n_i), o_c = o_r + al(n_i),
+               o_f = o_c + al(n_i), total = o_f + al(n_f);
+  std::vector<unsigned char> h(total, 0);
+  auto put = [&](size_t o, const void* src, size_t n) {
+    if (n) std::memcpy(h.data() + o, src, n);
+  };
+  put(o_rot, t.rot.data(), n_rot);
+  put(o_coax, t.coax.data(), n_coax);
+  put(o_cos, t.op_cos_a.data(), n_ang);
+  put(o_sin, t.op_sin_a.data(), n_ang);
+  put(o_off, t.coax_offset.data(), n_off);
+  put(o_p, t.op_p.data(), n_i);
+  put(o_r, t.op_rot.data(), n_i);
+  put(o_c, t.op_coax.data(), n_i);
+  put(o_f, t.op_flip.data(), n_f);
+  unsigned char* dv = static_cast<unsigned char*>(G.alloc(total, "laplace translation tables"));
+  backend_upload(*G.ctx, dv, h.data(), total, false);
+  DevTables<T> d;
+  d.p = t.p;
+  d.rot_stride = t.rot_stride;
+  d.rot = reinterpret_cast<const T*>(dv + o_rot);
+  d.coax = reinterpret_cast<const T*>(dv + o_coax);
+  d.cos_a = reinterpret_cast<const T*>(dv + o_cos);
+  d.sin_a = reinterpret_cast<const T*>(dv + o_sin);
+  d.coax_offset = reinterpret_cast<const int64_t*>(dv + o_off);
+  d.op_p = reinterpret_cast<const int32_t*>(dv + o_p);
+  d.op_rot = reinterpret_cast<const int32_t*>(dv + o_r);
+  d.op_coax = reinterpret_cast<const int32_t*>(dv + o_c);
+  d.op_flip = reinterpret_cast<const int8_t*>(dv + o_f);
+  return d;
+}
+
+DevSet dev_set(const tree::PointSet& s) {
+  DevSet d;
+  d.parent = s.parent;
+  d.child_offset = s.child_offset;
+  d.point_begin = s.point_begin;
+  d.point_end = s.point_end;
+  d.box_key = s.box_key;
+  d.center = s.center;
+  d.perm = s.perm;
+  return d;
+}
+
+DevList dev_list(const tree::List& l) {
+  DevList d;
+  d.offsets = l.offsets;
+  d.index = l.index;
+  d.cls = l.cls;
+  return d;
+}
+
+unsigned blocks_for(const GpuData& G, int64_t threads, int block) {
+  const int64_t b = (threads + block - 1) / block;
+  const int64_t cap = int64_t(G.sms) * (G.max_threads_sm / block) * 8;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(b, cap)));
+}
+
+double elapsed(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return ms * 1e-3;
+}
+
+// ------------------------------------------------------------ evaluate
+
+template <class T>
+struct Eval {
+  LaplacePlan& P;
+  GpuData& G;
+  const DevTables<T>& tab;
+  const tree::Tree& tr;
+  const tree::PointSet& S;
+  const tree::PointSet& R;
+  cudaStream_t s0;
+  int p, L;
+  int64_t p2;
+
+  Eval(LaplacePlan& plan, GpuData& g, const DevTables<T>& t)
+      : P(plan), G(g), tab(t), tr(*plan.tree), S(plan.tree->src), R(plan.tree->receivers()),
+        s0(stream_of(plan.ctx)), p(plan.p), L(plan.l_max), p2(int64_t(plan.p) * plan.p) {}
+
+  T* ensure(void*& ptr, size_t count, const char* what) {
+    if (ptr == nullptr) ptr = G.alloc(count * sizeof(T), what);
+    return static_cast<T*>(ptr);
+  }
+
+  T* scratch() {
+    if (G.scratch == nullptr) {
+      const size_t per = size_t(3) * p2 * sizeof(T);
+      int64_t want = std::max<int64_t>(S.nboxes, R.nboxes) * 32;
+      want = std::min<int64_t>(want, int64_t(G.sms) * G.max_threads_sm);
+      want = std::min<int64_t>(want, int64_t(kScratchBudget / per));
+      want = std::max<int64_t>(128, want / 128 * 128);
+      G.scratch = G.alloc(size_t(want) * per, "laplace translation scratch");
+      G.scratch_threads = want;
+    }
+    return static_cast<T*>(G.scratch);
+  }
+
+  // Launch geometry of a translation kernel: (blocks, threads, dynamic smem).
+  struct Geo {
+    unsigned blocks;
+    int threads;
+    size_t smem;
+    int use_smem;
+  };
+  Geo geo(int64_t work_items) {
+    scratch();
+    Geo g;
+    const size_t per = size_t(2) * p2 * sizeof(T);
+    g.use_smem = 0;
+    g.threads = 128;
+    g.smem = 0;
+    if (G.k.work_smem && 32 * per <= G.smem_optin) {
+      g.use_smem = 1;
+      g.threads = 32;
+      while (g.threads < 128 && 2 * g.threads * per <= G.smem_optin / 2) g.threads *= 2;
+      g.smem = g.threads * per;
+    }
+    const int64_t b = (work_items + g.threads - 1) / g.threads;
+    const int64_t cap = G.scratch_threads / g.threads;
+    g.blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min(b, cap)));
+    return g;
+  }
+
+  template <class K>
+  void set_smem(K kernel, size_t smem) {
+    if (smem > (48u << 10))
+      GPUFMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem)));
+  }
+
+  template <int KIND, int GG>
+  void translate(int64_t b0, int64_t nb, const int32_t* rows32, const int64_t* rows64, const uint64_t* key,
+                 const int32_t* idx, const int32_t* cls, const T* Min, T* Out, uint8_t* hl) {
+    if (nb <= 0) return;
+    const Geo g = geo(nb * GG);
+    auto kern = k_translate<T, KIND, GG>;
+    set_smem(kern, g.smem);
+    kern<<<g.blocks, g.threads, g.smem, s0>>>(b0, nb, p, tab, rows32, rows64, key, idx, cls, Min, Out, hl,
+                                              scratch(), g.use_smem);
+    check_launch(KIND == kKindM2M ? "laplace M2M kernel" : "laplace M2L kernel");
+  }
+
+  // Slots of a BpB batch: about 4 elements per thread (S p^2 ~ 1024; H100,
+  // p = 22 double: S = 2 15.6 ms, 4 17.3 ms, 8 19.1 ms for the downward pass
+  // at N = 1e6, L = 4), at most 16 (kind_cap: 8 for M2M), shared memory <= 96 KB.
+  int bpb_slots(int kind_cap) const {
+    int S = G.bpb_slots > 0 ? G.bpb_slots : std::max(1, int((1024 + p2 / 2) / p2));
+    S = std::min(S, std::min(16, kind_cap));
+    while (S > 1 && bpb_smem_bytes<T>(p, S) > std::min<size_t>(G.smem_optin, 96u << 10)) --S;
+    return S;
+  }
+
+  template <int KIND>
+  void translate_bpb(int64_t b0, int64_t nb, const int32_t* rows32, const int64_t* rows64, const uint64_t* key,
+                     const int32_t* idx, const int32_t* cls, const int32_t* parent, const T* Min, T* Out,
+                     uint8_t* hl) {
+    if (nb <= 0) return;
+    const int S = bpb_slots(KIND == kBpbM2M ? 8 : 16);
+    const size_t smem = bpb_smem_bytes<T>(p, S);
+    auto kern = k_translate_bpb<T, KIND>;
+    set_smem(kern, smem);
+    const int64_t work = KIND == kBpbL2L ? (nb + S - 1) / S : nb;
+    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(work, 1 << 30)));
+    kern<<<blocks, kBpbThreads, smem, s0>>>(b0, nb, p, S, tab, rows32, rows64, key, idx, cls, parent, Min, Out,
+                                             hl);
+    check_launch(KIND == kBpbM2M ? "laplace M2M kernel" : KIND == kBpbM2L ? "laplace M2L kernel"
+                                                                          : "laplace L2L kernel");
+  }
+
+  void m2l_level(const tree::List& list, int l, T* M, T* Lx, uint8_t* hl) {
+    const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
+    if (G.k.m2l == 2)
+      translate_bpb<kBpbM2L>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, nullptr, M, Lx, hl);
+    else if (G.k.m2l)
+      translate<kKindM2L, 32>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
+    else
+      translate<kKindM2L, 1>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
+  }
+
+  template <bool kC, bool kD, bool kG>
+  void p2p_launch(const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
+    const tree::List& nb = tr.lists[tree::kNeighbors];
+    const int64_t b0 = R.level_offset[L], nbx = R.level_offset[L + 1] - b0;
+    const double* txyz = G.txyz;
+    if (G.k.p2p) {
+      k_p2p_tpt<T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
+          P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
+    } else {
+      const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nbx, 1 << 30)));
+      k_p2p_bpb<T, kC, kD, kG><<<blocks, kP2PBlock, 0, s>>>(b0, nbx, dev_set(R), dev_set(S), dev_list(nb),
+                                                             G.sxyz, txyz, q, d, pot, grad);
+    }
+    check_launch("laplace P2P kernel");
+  }
+
+  template <bool kC, bool kD>
+  void p2p_g(bool want_grad, const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
+    if (want_grad)
+      p2p_launch<kC, kD, true>(q, d, pot, grad, s);
+    else
+      p2p_launch<kC, kD, false>(q, d, pot, grad, s);
+  }
+
+  template <class SS>
+  void run(const LaplaceEvalArgs& a) {
+    const auto w0 = std::chrono::steady_clock::now();
+    const bool has_q = a.charges != nullptr, has_d = a.dipoles != nullptr;
+    const bool want_pot = a.pot != nullptr, want_grad = a.grad != nullptr;
+    const int64_t ns = P.nsrc, nt = P.ntrg;
+    cudaEvent_t* ev = G.ev;
+    clear_last_error();
+    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[0], s0));
+
+    // Inputs (user order) on the device.
+    const SS* uq = static_cast<const SS*>(a.charges);
+    const SS* ud = static_cast<const SS*>(a.dipoles);
+    if (!a.on_context) {
+      if (has_q && ns > 0) {
+        if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
+        GPUFMM_CUDA_CHECK(cudaMemcpyAsync(G.in_q, uq, size_t(ns) * sizeof(SS), cudaMemcpyHostToDevice, s0));
+        uq = static_cast<const SS*>(G.in_q);
+      }
+      if (has_d && ns > 0) {
+        if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
+        GPUFMM_CUDA_CHECK(
+            cudaMemcpyAsync(G.in_d, ud, size_t(3 * ns) * sizeof(SS), cudaMemcpyHostToDevice, s0));
+        ud = static_cast<const SS*>(G.in_d);
+      }
+    }
+    GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 2 * sizeof(unsigned long long), s0));
+    T* q = has_q ? ensure(G.q, size_t(ns), "laplace charges") : nullptr;
+    T* d = has_d ? ensure(G.d, size_t(3 * ns), "laplace dipoles") : nullptr;
+    if (ns > 0) {
+      k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, has_q ? uq : nullptr,
+                                                                  has_d ? ud : nullptr, q, d, G.bad);
+      check_launch("laplace permute-in kernel");
+    }
+    T* np = want_pot ? ensure(G.near_pot, size_t(nt), "laplace potentials") : nullptr;
+    T* ng = want_grad ? ensure(G.near_grad, size_t(3 * nt), "laplace gradients") : nullptr;
+    const bool far = L >= 2 && ns > 0 && nt > 0;
+    T* fp = far && want_pot ? ensure(G.far_pot, size_t(nt), "laplace potentials") : nullptr;
+    T* fg = far && want_grad ? ensure(G.far_grad, size_t(3 * nt), "laplace gradients") : nullptr;
+    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[1], s0));
+
+    // Near field: on s1 concurrently with the far field (overlap), else on s0
+    // after it (so that the stage events time each stage alone).
+    cudaStream_t sn = G.k.overlap ? G.s1 : s0;
+    auto near = [&]() {
+    if (G.k.overlap) GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(G.s1, ev[1], 0));
+    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[6], sn));
+    if (ns > 0 && nt > 0) {
+      if (has_q && has_d)
+        p2p_g<true, true>(want_grad, q, d, np, ng, sn);
+      else if (has_q)
+        p2p_g<true, false>(want_grad, q, d, np, ng, sn);
+      else
+        p2p_g<false, true>(want_grad, q, d, np, ng, sn);
+    } else if (nt > 0) {
+      if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nt) * sizeof(T), sn));
+      if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(3 * nt) * sizeof(T), sn));
+    }
+    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[7], sn));
+    };
+    if (G.k.overlap) near();
+
+    // Far field on s0.
+    if (far) {
+      T* M = ensure(G.M, size_t(S.nboxes * p2), "laplace multipoles");
+      T* Lx = ensure(G.L, size_t(R.nboxes * p2), "laplace locals");
+      if (G.has_local == nullptr)
+        G.has_local = static_cast<uint8_t*>(G.alloc(size_t(R.nboxes), "laplace has_local"));
+      uint8_t* hl = G.has_local;
+      // P2M
+      {
+        const int64_t b0 = S.level_offset[L], nb = S.level_offset[L + 1] - b0;
+        const T h = T(tree::box_size(tr.cube, L));
+        if (G.k.p2m) {
+          const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
+          k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M);
+        } else {
+          k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M);
+        }
+        check_launch("laplace P2M kernel");
+      }
+      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[2], s0));
+      // M2M, levels L-1 .. 2
+      for (int l = L - 1; l >= 2; --l) {
+        const int64_t b0 = S.level_offset[l], nb = S.level_offset[l + 1] - b0;
+        if (G.k.m2m == 2)
+          translate_bpb<kBpbM2M>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, nullptr, M, M,
+                                 nullptr);
+        else if (G.k.m2m)
+          translate<kKindM2M, 8>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
+        else
+          translate<kKindM2M, 1>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
+      }
+      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[3], s0));
+      // Downward: L = 0, has_local = 0; then per level LevelDown3 (L2L),
+      // LevelDown1 (type 1 / standard M2L), LevelDown2 (type 2).
+      GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
+      GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
+      for (int l = P.modified ? 1 : 2; l <= L; ++l) {
+        const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
+        if (l >= 2 && nb > 0 && G.l2l_bpb) {
+          translate_bpb<kBpbL2L>(b0, nb, nullptr, nullptr, R.box_key, nullptr, nullptr, R.parent, Lx, Lx, hl);
+        } else if (l >= 2 && nb > 0) {
+          const Geo g = geo(nb);
+          set_smem(k_l2l<T>, g.smem);
+          k_l2l<T><<<g.blocks, g.threads, g.smem, s0>>>(b0, nb, p, tab, dev_set(R), Lx, hl, scratch(),
+                                                        g.use_smem);
+          check_launch("laplace L2L kernel");
+        }
+        if (P.modified) {
+          if (l >= 2) m2l_level(tr.lists[tree::kType1], l, M, Lx, hl);
+          m2l_level(tr.lists[tree::kType2], l, M, Lx, hl);
+        } else {
+          m2l_level(tr.lists[tree::kM2L], l, M, Lx, hl);
+        }
+      }
+      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[4], s0));
+      // L2P
+      {
+        const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
+        const T h = T(tree::box_size(tr.cube, L));
+        if (G.k.l2p)
+          k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(R), G.leaf_of, G.txyz, Lx, hl,
+                                                               fp, fg);
+        else
+          k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg);
+        check_launch("laplace L2P kernel");
+      }
+    } else {
+      for (int i = 2; i <= 4; ++i) GPUFMM_CUDA_CHECK(cudaEventRecord(ev[i], s0));
+    }
+    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[5], s0));
+    if (G.k.overlap)
+      GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(s0, ev[7], 0));
+    else
+      near();
+
+    // Outputs (user order).
+    SS* up = static_cast<SS*>(a.pot);
+    SS* ug = static_cast<SS*>(a.grad);
+    if (!a.on_context) {
+      if (want_pot) {
+        if (G.out_pot == nullptr) G.out_pot = G.alloc(size_t(nt) * sizeof(SS), "laplace output staging");
+        up = static_cast<SS*>(G.out_pot);
+      }
+      if (want_grad) {
+        if (G.out_grad == nullptr) G.out_grad = G.alloc(size_t(3 * nt) * sizeof(SS), "laplace output staging");
+        ug = static_cast<SS*>(G.out_grad);
+      }
+    }
+    if (nt > 0) {
+      k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, R.perm, np, fp, ng, fg, up, ug, G.bad);
+      check_launch("laplace permute-out kernel");
+    }
+    unsigned long long bad[2] = {kNoBad, kNoBad};
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, G.bad, sizeof bad, cudaMemcpyDeviceToHost, s0));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    if (bad[0] != kNoBad || bad[1] != kNoBad) {
+      const bool is_q = bad[0] != kNoBad;
+      const int64_t i = static_cast<int64_t>(is_q ? bad[0] : bad[1]);
+      SS v[3] = {SS(0), SS(0), SS(0)};
+      const SS* base = static_cast<const SS*>(is_q ? a.charges : a.dipoles);
+      const int per = is_q ? 1 : 3;
+      if (a.on_context)
+        backend_download(P.ctx, v, base + per * i, per * sizeof(SS), false);
+      else
+        for (int k = 0; k < per; ++k) v[k] = base[per * i + k];
+      if (is_q)
+        fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'charges': charge ", i, " (0-based) is NaN or Inf (",
+             double(v[0]), ")");
+      fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dipoles': dipole ", i,
+           " (0-based) has a NaN or Inf component (", double(v[0]), ", ", double(v[1]), ", ", double(v[2]),
+           ")");
+    }
+    if (!a.on_context && nt > 0) {
+      if (want_pot)
+        GPUFMM_CUDA_CHECK(cudaMemcpyAsync(a.pot, up, size_t(nt) * sizeof(SS), cudaMemcpyDeviceToHost, s0));
+      if (want_grad)
+        GPUFMM_CUDA_CHECK(
+            cudaMemcpyAsync(a.grad, ug, size_t(3 * nt) * sizeof(SS), cudaMemcpyDeviceToHost, s0));
+      GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    }
+    LaplaceStageTimes& tm = P.last;
+    tm = LaplaceStageTimes();
+    tm.p2m = elapsed(ev[1], ev[2]);
+    tm.upward = elapsed(ev[2], ev[3]);
+    tm.downward = elapsed(ev[3], ev[4]);
+    tm.l2p = elapsed(ev[4], ev[5]);
+    tm.p2p = elapsed(ev[6], ev[7]);
+    tm.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  }
+};
+
+template <class T>
+void evaluate_typed(LaplacePlan& P, GpuData& G, const DevTables<T>& tab, const LaplaceEvalArgs& a) {
+  Eval<T> e(P, G, tab);
+  if (a.dtype == GPUFMM_FLOAT32)
+    e.template run<float>(a);
+  else
+    e.template run<double>(a);
+}
+
+}  // namespace
+
+void laplace_plan_setup(LaplacePlan& P) {
+  require(P.ctx.on_gpu() && P.tree && P.tree->ctx.on_gpu(), GPUFMM_ERROR_INTERNAL,
+          "laplace_plan_setup: the plan's tree is not on a GPU context");
+  DeviceGuard guard(P.ctx);
+  auto G = std::make_shared<GpuData>();
+  G->ctx = &P.ctx;
+  G->device = P.ctx.device;
+  GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&G->sms, cudaDevAttrMultiProcessorCount, G->device));
+  GPUFMM_CUDA_CHECK(
+      cudaDeviceGetAttribute(&G->max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, G->device));
+  int optin = 0;
+  GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, G->device));
+  G->smem_optin = static_cast<size_t>(optin);
+  GPUFMM_CUDA_CHECK(cudaStreamCreateWithFlags(&G->s1, cudaStreamNonBlocking));
+  for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
+  // BpB strategies (value 2 of m2l / m2m; L2L has its own key) are parsed
+  // here: laplace_gpu_parse_kernels knows 0 / 1 only and leaves a field it
+  // does not understand ("bpb") unchanged, so setting 2 first makes BpB the
+  // default and "m2l=bpb" keeps it.
+  G->k.m2l = 2;
+  G->k.m2m = 2;
+  const char* kenv = std::getenv("GPUFMM_LAPLACE_KERNELS");
+  (void)laplace_gpu_parse_kernels(kenv, G->k);
+  if (kenv) {
+    const std::string ks = std::string(",") + kenv + ",";
+    if (ks.find(",l2l=tpb,") != std::string::npos) G->l2l_bpb = false;
+    if (ks.find(",l2l=bpb,") != std::string::npos) G->l2l_bpb = true;
+  }
+  if (const char* e = std::getenv("GPUFMM_LAPLACE_BPB_SLOTS")) G->bpb_slots = std::max(0, std::atoi(e));
+
+  if (P.single())
+    G->tab_f = upload_tables<float>(*G, P.tables_f);
+  else
+    G->tab_d = upload_tables<double>(*G, P.tables_d);
+
+  const cudaStream_t s0 = stream_of(P.ctx);
+  G->sxyz = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.nsrc, 1), "laplace sources"));
+  if (P.nsrc > 0)
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(G->sxyz, P.src_xyz.data(), sizeof(double) * 3 * P.nsrc,
+                                      cudaMemcpyHostToDevice, s0));
+  if (P.same_sets) {
+    G->txyz = G->sxyz;
+  } else {
+    double* t = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.ntrg, 1), "laplace targets"));
+    if (P.ntrg > 0)
+      GPUFMM_CUDA_CHECK(cudaMemcpyAsync(t, P.trg_xyz.data(), sizeof(double) * 3 * P.ntrg, cudaMemcpyHostToDevice, s0));
+    G->txyz = t;
+  }
+  G->bad = static_cast<unsigned long long*>(G->alloc(2 * sizeof(unsigned long long), "laplace flags"));
+  G->leaf_of = static_cast<int32_t*>(G->alloc(sizeof(int32_t) * std::max<int64_t>(P.ntrg, 1), "laplace leaf map"));
+  const tree::PointSet& R = P.tree->receivers();
+  if (P.ntrg > 0 && R.nboxes > 0) {
+    const int64_t b0 = R.level_offset[P.l_max], nb = R.level_offset[P.l_max + 1] - b0;
+    k_leaf_of<<<blocks_for(*G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), G->leaf_of);
+    check_launch("laplace leaf map kernel");
+  }
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  P.gpu = G;
+}
+
+LaplaceGpuKernels& laplace_gpu_kernels(LaplacePlan& P) { return gpu_of(P).k; }
+
+size_t laplace_gpu_bytes(const LaplacePlan& P) {
+  return P.gpu ? static_cast<const GpuData*>(P.gpu.get())->bytes : 0;
+}
+
+void laplace_evaluate(LaplacePlan& P, const LaplaceEvalArgs& a) {
+  GpuData& G = gpu_of(P);
+  DeviceGuard guard(P.ctx);
+  if (P.single())
+    evaluate_typed<float>(P, G, G.tab_f, a);
+  else
+    evaluate_typed<double>(P, G, G.tab_d, a);
+}
+
+}  // namespace cuda
+}  // namespace fmm
+}  // namespace gpufmm

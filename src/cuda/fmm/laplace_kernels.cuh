@@ -1,0 +1,655 @@
+// Kernels of the CUDA Laplace FMM driver (issue 5). Every kernel calls the
+// shared host+device math of fmm/laplace*.hpp (the same functions, with the
+// same arguments, as the OpenMP pipeline in fmm/laplace_pipeline_impl.hpp);
+// nothing here re-derives a formula. Data layout: fmm/laplace_plan.hpp.
+// Strategies and their selection: fmm/laplace_gpu.hpp, docs/laplace_gpu.md.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "fmm/laplace.hpp"
+#include "fmm/laplace_plan.hpp"
+
+namespace gpufmm {
+namespace fmm {
+namespace cuda {
+
+// Device views (plain pointers, passed by value).
+template <class T>
+struct DevTables {
+  int p = 0;
+  int rot_stride = 0;
+  const T* rot = nullptr;
+  const int32_t* op_p = nullptr;
+  const int32_t* op_rot = nullptr;
+  const int32_t* op_coax = nullptr;
+  const int8_t* op_flip = nullptr;
+  const T* cos_a = nullptr;
+  const T* sin_a = nullptr;
+  const int64_t* coax_offset = nullptr;
+  const T* coax = nullptr;
+  __device__ __forceinline__ const T* R(int op) const {
+    return rot + static_cast<size_t>(op_rot[op]) * rot_stride;
+  }
+  __device__ __forceinline__ const T* C(int op) const { return coax + coax_offset[op_coax[op]]; }
+};
+
+struct DevSet {
+  const int32_t* parent = nullptr;
+  const int32_t* child_offset = nullptr;
+  const int32_t* point_begin = nullptr;
+  const int32_t* point_end = nullptr;
+  const uint64_t* box_key = nullptr;
+  const double* center = nullptr;
+  const int32_t* perm = nullptr;
+};
+
+struct DevList {
+  const int64_t* offsets = nullptr;
+  const int32_t* index = nullptr;
+  const int32_t* cls = nullptr;
+};
+
+__device__ __forceinline__ int64_t gtid() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t gstride() { return int64_t(gridDim.x) * blockDim.x; }
+
+constexpr unsigned long long kNoBad = ~0ull;
+
+// ------------------------------------------------------------ permutations
+
+// Charges / dipoles (user order, type S) -> Morton order in T; the first
+// non-finite user index goes to bad[0] (charges) / bad[1] (dipoles).
+template <class T, class S>
+__global__ void k_permute_in(int64_t n, const int32_t* __restrict__ perm, const S* __restrict__ q,
+                             const S* __restrict__ d, T* __restrict__ qo, T* __restrict__ dout,
+                             unsigned long long* bad) {
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    const int64_t j = perm[i];
+    if (q) {
+      const S v = q[j];
+      if (!isfinite(v)) atomicMin(&bad[0], static_cast<unsigned long long>(j));
+      qo[i] = T(v);
+    }
+    if (d) {
+      const S x = d[3 * j], y = d[3 * j + 1], z = d[3 * j + 2];
+      if (!(isfinite(x) && isfinite(y) && isfinite(z)))
+        atomicMin(&bad[1], static_cast<unsigned long long>(j));
+      dout[3 * i] = T(x);
+      dout[3 * i + 1] = T(y);
+      dout[3 * i + 2] = T(z);
+    }
+  }
+}
+
+// Results (Morton order) -> user order: out = far + near (the CPU pipeline's
+// (0 + L2P) + P2P); far may be null (no far field). Writes nothing when an
+// input was found non-finite (outputs are changed only on success).
+template <class T, class S>
+__global__ void k_permute_out(int64_t n, const int32_t* __restrict__ perm, const T* __restrict__ np,
+                              const T* __restrict__ fp, const T* __restrict__ ng,
+                              const T* __restrict__ fg, S* __restrict__ pot, S* __restrict__ grad,
+                              const unsigned long long* bad) {
+  if (bad[0] != kNoBad || bad[1] != kNoBad) return;
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    const int64_t j = perm[i];
+    if (pot) pot[j] = S(fp ? fp[i] + np[i] : np[i]);
+    if (grad)
+      for (int k = 0; k < 3; ++k) grad[3 * j + k] = S(fg ? fg[3 * i + k] + ng[3 * i + k] : ng[3 * i + k]);
+  }
+}
+
+// leaf_of[i] = the leaf box (global index) of sorted target i.
+__global__ void k_leaf_of(int64_t b0, int64_t nb, DevSet R, int32_t* leaf_of) {
+  for (int64_t t = gtid(); t < nb; t += gstride()) {
+    const int64_t b = b0 + t;
+    for (int32_t i = R.point_begin[b]; i < R.point_end[b]; ++i) leaf_of[i] = static_cast<int32_t>(b);
+  }
+}
+
+// ------------------------------------------------------------ P2M
+
+// Coordinates of point i relative to the centre c, formed in double, rounded to T.
+template <class T>
+__device__ __forceinline__ void rel_point(const double* __restrict__ xyz, int64_t i, const double* c, T* r) {
+  r[0] = T(xyz[3 * i] - c[0]);
+  r[1] = T(xyz[3 * i + 1] - c[1]);
+  r[2] = T(xyz[3 * i + 2] - c[2]);
+}
+
+// TpB: one thread per source leaf, M_b = sum over its sources (in order,
+// exactly as the CPU pipeline).
+template <class T>
+__global__ void k_p2m_tpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const double* __restrict__ xyz,
+                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M) {
+  const int p2 = p * p;
+  const T zero[3] = {T(0), T(0), T(0)};
+  for (int64_t t = gtid(); t < nb; t += gstride()) {
+    const int64_t b = b0 + t;
+    T* Mb = M + b * p2;
+    for (int c = 0; c < p2; ++c) Mb[c] = T(0);
+    const double* c = S.center + 3 * b;
+    for (int64_t i = S.point_begin[b]; i < S.point_end[b]; ++i) {
+      T r[3];
+      rel_point(xyz, i, c, r);
+      laplace_p2m<T>(p, h, zero, 1, r, q ? q + i : nullptr, d ? d + 3 * i : nullptr, Mb);
+    }
+  }
+}
+
+// Adds a value to coefficient k after summing it over the warp: every lane
+// walks the coefficients in the same order (same p), so lane 0 adds the
+// warp's total. Lanes without a source pass zeros.
+struct WarpSumAdd {
+  template <class T>
+  __device__ __forceinline__ void operator()(T* out, int k, T v) const {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) out[k] += v;
+  }
+};
+
+// WpB: one warp per source leaf; lane l takes sources l, l+32, ... and the
+// warp sums each coefficient's contributions with shuffles before lane 0
+// adds it to M_b (no scratch: one global update per coefficient per 32
+// sources). The shared P2M math (laplace_p2m_point) does the walk.
+template <class T>
+__global__ void k_p2m_wpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const double* __restrict__ xyz,
+                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M) {
+  const int p2 = p * p;
+  const int lane = threadIdx.x & 31;
+  const T inv_h = T(1) / h;
+  for (int64_t t = gtid() / 32; t < nb; t += gstride() / 32) {
+    const int64_t b = b0 + t;
+    T* Mb = M + b * p2;
+    for (int c = lane; c < p2; c += 32) Mb[c] = T(0);
+    __syncwarp();
+    const double* c = S.center + 3 * b;
+    const int64_t i0 = S.point_begin[b], i1 = S.point_end[b];
+    for (int64_t base = i0; base < i1; base += 32) {
+      const int64_t i = base + lane;
+      T r[3] = {T(0), T(0), T(0)};
+      T qi = T(0), di[3] = {T(0), T(0), T(0)};
+      if (i < i1) {
+        rel_point(xyz, i, c, r);
+        if (q) qi = q[i];
+        if (d) {
+          di[0] = d[3 * i];
+          di[1] = d[3 * i + 1];
+          di[2] = d[3 * i + 2];
+        }
+      }
+      laplace_p2m_point<T, WarpSumAdd>(p, inv_h, r, qi, d ? di : nullptr, Mb, WarpSumAdd());
+      __syncwarp();
+    }
+  }
+}
+
+// ------------------------------------------------------------ translations
+
+enum TranslateKind { kKindM2M = 0, kKindM2L = 1 };
+
+// One translation of item e into `out` (accumulating).
+template <class T, int KIND>
+__device__ __forceinline__ void translate_item(int64_t e, int p, const DevTables<T>& tab,
+                                               const uint64_t* __restrict__ box_key,
+                                               const int32_t* __restrict__ lidx,
+                                               const int32_t* __restrict__ lcls, const T* __restrict__ Min,
+                                               T* out, T* work) {
+  const int64_t p2 = int64_t(p) * p;
+  if (KIND == kKindM2M) {
+    const int op = kOpM2M + int(box_key[e] & 7u);
+    laplace_m2m_apply<T>(p, tab.cos_a[op], tab.sin_a[op], tab.R(op), tab.op_flip[op] != 0, tab.C(op),
+                         Min + e * p2, out, work);
+  } else {
+    const int32_t s = lidx[e];
+    const int op = lcls[e];
+    const int pp = tab.op_p[op];
+    laplace_m2l_apply<T>(pp, pp, tab.cos_a[op], tab.sin_a[op], tab.R(op), tab.op_flip[op] != 0,
+                         tab.C(op), Min + int64_t(s) * p2, out, work);
+  }
+}
+
+// G threads per receiving box b in [b0, b0 + nb):
+//   M2M (KIND 0): Out_b = sum over children c of S|S(M_c)   (rows: child_offset)
+//   M2L (KIND 1): Out_b += sum over row entries of S|R(M_s) (rows: CSR list);
+//                 has_local[b] = 1 when the row is not empty.
+// G == 1 (TpB): the thread accumulates straight into Out_b, in row order (the
+// CPU pipeline's order). G > 1 (8 = group per box, 32 = warp per box): lane
+// l takes entries l, l+G, ... into a private accumulator (global scratch),
+// then the group adds the G accumulators to Out_b in lane order.
+// Work vectors (2 p^2): shared memory (use_smem, dynamic, per thread) or the
+// thread's global scratch slot (3 p^2: work, then the accumulator).
+template <class T, int KIND, int G>
+__global__ void k_translate(int64_t b0, int64_t nb, int p, DevTables<T> tab, const int32_t* __restrict__ rows32,
+                            const int64_t* __restrict__ rows64, const uint64_t* __restrict__ box_key,
+                            const int32_t* __restrict__ lidx, const int32_t* __restrict__ lcls,
+                            const T* __restrict__ Min, T* __restrict__ Out, uint8_t* __restrict__ has_local,
+                            T* __restrict__ scratch, int use_smem) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int p2 = p * p;
+  const int64_t tid = gtid();
+  T* slot = scratch + tid * (3 * p2);
+  T* work = use_smem ? reinterpret_cast<T*>(smraw) + threadIdx.x * (2 * p2) : slot;
+  auto row = [&](int64_t b, int64_t& e0, int64_t& e1) {
+    if (KIND == kKindM2M) {
+      e0 = rows32[b];
+      e1 = rows32[b + 1];
+    } else {
+      e0 = rows64[b];
+      e1 = rows64[b + 1];
+    }
+  };
+  if (G == 1) {
+    for (int64_t t = tid; t < nb; t += gstride()) {
+      const int64_t b = b0 + t;
+      T* out = Out + b * p2;
+      if (KIND == kKindM2M)
+        for (int c = 0; c < p2; ++c) out[c] = T(0);
+      int64_t e0, e1;
+      row(b, e0, e1);
+      for (int64_t e = e0; e < e1; ++e) translate_item<T, KIND>(e, p, tab, box_key, lidx, lcls, Min, out, work);
+      if (KIND == kKindM2L && e1 > e0) has_local[b] = 1;
+    }
+    return;
+  }
+  constexpr int kPerWarp = 32 / G;
+  const int wl = threadIdx.x & 31;
+  const int lane = wl % G;
+  const int64_t group_slot0 = tid - lane;
+  T* acc = slot + 2 * p2;
+  for (int64_t base = (tid / 32) * kPerWarp; base < nb; base += (gstride() / 32) * kPerWarp) {
+    const int64_t t = base + wl / G;
+    const bool active = t < nb;
+    const int64_t b = b0 + t;
+    int64_t e0 = 0, e1 = 0;
+    if (active) {
+      row(b, e0, e1);
+      for (int c = 0; c < p2; ++c) acc[c] = T(0);
+      for (int64_t e = e0 + lane; e < e1; e += G)
+        translate_item<T, KIND>(e, p, tab, box_key, lidx, lcls, Min, acc, work);
+    }
+    __syncwarp();
+    if (active) {
+      T* out = Out + b * p2;
+      for (int c = lane; c < p2; c += G) {
+        T s = KIND == kKindM2M ? T(0) : out[c];
+        for (int l = 0; l < G; ++l) s += scratch[(group_slot0 + l) * (3 * p2) + 2 * p2 + c];
+        out[c] = s;
+      }
+      if (KIND == kKindM2L && lane == 0 && e1 > e0) has_local[b] = 1;
+    }
+    __syncwarp();
+  }
+}
+
+// LevelDown3: L_b += R|R(L_parent) for the boxes b of one level whose parent
+// holds a local expansion (L was zeroed); one thread per child box.
+template <class T>
+__global__ void k_l2l(int64_t b0, int64_t nb, int p, DevTables<T> tab, DevSet R, T* __restrict__ L,
+                      uint8_t* __restrict__ has_local, T* __restrict__ scratch, int use_smem) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int p2 = p * p;
+  const int64_t tid = gtid();
+  T* work = use_smem ? reinterpret_cast<T*>(smraw) + threadIdx.x * (2 * p2) : scratch + tid * (3 * p2);
+  for (int64_t t = tid; t < nb; t += gstride()) {
+    const int64_t b = b0 + t;
+    const int32_t par = R.parent[b];
+    if (!has_local[par]) continue;
+    const int op = kOpL2L + int(R.box_key[b] & 7u);
+    laplace_l2l_apply<T>(p, tab.cos_a[op], tab.sin_a[op], tab.R(op), tab.op_flip[op] != 0, tab.C(op),
+                         L + int64_t(par) * p2, L + b * p2, work);
+    has_local[b] = 1;
+  }
+}
+
+// ------------------------------------------------------------ BpB translations
+//
+// Cooperative RCR (m2l=bpb, m2m=bpb, L2L by default): a block of kBpbThreads
+// threads runs `S` translations ("slots") at once, every step of eq. (33)
+// parallel over the coefficients (slot, n, m) of the batch, with the work
+// vectors in shared memory and __syncthreads between the steps:
+//   A  w1 = F? A(a) in          laplace_rotate_z_elem (+ laplace_flip_negates)
+//   B  w2 = B(b) w1 (B^T: flip) laplace_rotate_y_elem, one dot over m per output
+//   C  w1 = Coax w2             laplace_coax_elem, one dot over n' per output
+//   D  w2 = F? B^T w1 (B: flip) laplace_rotate_y_elem
+//   E  w1 = A(a)^T w2           laplace_rotate_z_elem
+// i.e. the element formulas of laplace_rcr_apply / laplace_m2l_apply, in the
+// same summation order. Rotation and coax tables are read from global memory
+// through L1/L2 (one table per op class, shared by all receivers).
+//   M2M / M2L: one receiver box per block (grid-stride); slots = consecutive
+//     entries of its row; the receiver's expansion is accumulated in shared
+//     memory, the slots' results added in row order (the serial pipeline's
+//     order), and written once.
+//   L2L: S child boxes per block, one slot each (parent -> child).
+constexpr int kBpbThreads = 256;
+enum BpbKind { kBpbM2M = 0, kBpbM2L = 1, kBpbL2L = 2 };
+
+template <class T>
+struct BpbSlot {
+  const T* in;  // input vector (global)
+  const T* B;   // rotation table
+  const T* C;   // coax matrix
+  int64_t target;  // L2L: receiving box
+  T cos_a, sin_a;
+  int p;     // truncation number (p_in = p_out); 0: empty slot
+  int flip;
+};
+
+// Shared-memory bytes of k_translate_bpb for S slots and truncation p.
+template <class T>
+inline size_t bpb_smem_bytes(int p, int S) {
+  const size_t p2 = size_t(p) * p;
+  size_t b = (sizeof(BpbSlot<T>) * S + 15) / 16 * 16;
+  b += sizeof(T) * (4 * size_t(S) * p + 2 * size_t(S) * p2 + p2);
+  return b;
+}
+
+template <class T, int KIND>
+__global__ void __launch_bounds__(kBpbThreads)
+    k_translate_bpb(int64_t b0, int64_t nb, int p, int S, DevTables<T> tab, const int32_t* __restrict__ rows32,
+                    const int64_t* __restrict__ rows64, const uint64_t* __restrict__ box_key,
+                    const int32_t* __restrict__ lidx, const int32_t* __restrict__ lcls,
+                    const int32_t* __restrict__ parent, const T* __restrict__ Min, T* __restrict__ Out,
+                    uint8_t* __restrict__ has_local) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int p2 = p * p;
+  BpbSlot<T>* slot = reinterpret_cast<BpbSlot<T>*>(smraw);
+  T* cs = reinterpret_cast<T*>(smraw + (sizeof(BpbSlot<T>) * S + 15) / 16 * 16);  // [S][4][p]
+  T* w1 = cs + 4 * S * p;                                                         // [S][p2]
+  T* w2 = w1 + S * p2;                                                            // [S][p2]
+  T* acc = w2 + S * p2;                                                           // [p2]
+  const int tid = threadIdx.x;
+  const int nel = S * p2;
+  // Element e of the batch -> slot s, index idx, degree n, order m; false when
+  // the slot is empty or idx is beyond the slot's p^2.
+  auto decode = [&](int e, int& s, int& idx, int& n, int& m) {
+    s = e / p2;
+    idx = e - s * p2;
+    const int ps = slot[s].p;
+    if (idx >= ps * ps) return false;
+    n = int(sqrtf(float(idx) + 0.5f));
+    m = idx - n * n - n;
+    return true;
+  };
+  // One batch: slots filled; result of slot s in w1 + s * p2.
+  auto batch = [&]() {
+    __syncthreads();
+    for (int e = tid; e < nel; e += kBpbThreads) {  // A
+      int s, idx, n, m;
+      if (!decode(e, s, idx, n, m)) continue;
+      const int am = m < 0 ? -m : m;
+      const T* c = cs + 4 * s * p;
+      T v = laplace_rotate_z_elem(c[am], c[p + am], slot[s].in, n, m);
+      if (slot[s].flip && laplace_flip_negates(n, m)) v = -v;
+      w1[e] = v;
+    }
+    __syncthreads();
+    for (int e = tid; e < nel; e += kBpbThreads) {  // B
+      int s, idx, n, m;
+      if (!decode(e, s, idx, n, m)) continue;
+      w2[e] = laplace_rotate_y_elem(slot[s].B, w1 + s * p2, n, m, slot[s].flip != 0);
+    }
+    __syncthreads();
+    for (int e = tid; e < nel; e += kBpbThreads) {  // C
+      int s, idx, n, m;
+      if (!decode(e, s, idx, n, m)) continue;
+      const int ps = slot[s].p;
+      const int am = m < 0 ? -m : m;
+      w1[e] = laplace_coax_elem(ps, slot[s].C + laplace_coax_offset(ps, ps, am), w2 + s * p2, n, m);
+    }
+    __syncthreads();
+    for (int e = tid; e < nel; e += kBpbThreads) {  // D
+      int s, idx, n, m;
+      if (!decode(e, s, idx, n, m)) continue;
+      T v = laplace_rotate_y_elem(slot[s].B, w1 + s * p2, n, m, slot[s].flip == 0);
+      if (slot[s].flip && laplace_flip_negates(n, m)) v = -v;
+      w2[e] = v;
+    }
+    __syncthreads();
+    for (int e = tid; e < nel; e += kBpbThreads) {  // E
+      int s, idx, n, m;
+      if (!decode(e, s, idx, n, m)) continue;
+      const int am = m < 0 ? -m : m;
+      const T* c = cs + 4 * s * p;
+      w1[e] = laplace_rotate_z_elem(c[2 * p + am], c[3 * p + am], w2 + s * p2, n, m);
+    }
+    __syncthreads();
+  };
+  // Slot s <- op (thread s): tables and cos/sin(m a) of A and A^T.
+  auto fill = [&](int s, const T* in, int op, int64_t target) {
+    BpbSlot<T>& sl = slot[s];
+    sl.in = in;
+    sl.B = tab.R(op);
+    sl.C = tab.C(op);
+    sl.target = target;
+    sl.p = KIND == kBpbM2L ? tab.op_p[op] : p;
+    sl.flip = tab.op_flip[op] != 0;
+    const T ca = tab.cos_a[op], sa = tab.sin_a[op];
+    T* c = cs + 4 * s * p;
+    laplace_rotate_z_cs(sl.p, ca, sa, c, c + p);
+    laplace_rotate_z_cs(sl.p, ca, T(-sa), c + 2 * p, c + 3 * p);
+  };
+
+  if (KIND == kBpbL2L) {
+    for (int64_t base = int64_t(blockIdx.x) * S; base < nb; base += int64_t(gridDim.x) * S) {
+      __syncthreads();
+      if (tid < S) {
+        slot[tid].p = 0;
+        const int64_t t = base + tid;
+        if (t < nb) {
+          const int64_t b = b0 + t;
+          const int32_t par = parent[b];
+          if (has_local[par]) {
+            fill(tid, Min + int64_t(par) * p2, kOpL2L + int(box_key[b] & 7u), b);
+            has_local[b] = 1;
+          }
+        }
+      }
+      batch();
+      for (int e = tid; e < nel; e += kBpbThreads) {
+        int s, idx, n, m;
+        if (!decode(e, s, idx, n, m)) continue;
+        T* o = Out + slot[s].target * p2 + idx;
+        *o += w1[e];
+      }
+    }
+  } else {
+  for (int64_t t = blockIdx.x; t < nb; t += gridDim.x) {
+    const int64_t b = b0 + t;
+    const int64_t e0 = KIND == kBpbM2M ? int64_t(rows32[b]) : rows64[b];
+    const int64_t e1 = KIND == kBpbM2M ? int64_t(rows32[b + 1]) : rows64[b + 1];
+    T* out = Out + b * p2;
+    __syncthreads();
+    for (int i = tid; i < p2; i += kBpbThreads) acc[i] = KIND == kBpbM2M ? T(0) : out[i];
+    for (int64_t k = e0; k < e1; k += S) {
+      __syncthreads();
+      if (tid < S) {
+        slot[tid].p = 0;
+        const int64_t e = k + tid;
+        if (e < e1) {
+          if (KIND == kBpbM2M)
+            fill(tid, Min + e * p2, kOpM2M + int(box_key[e] & 7u), 0);
+          else
+            fill(tid, Min + int64_t(lidx[e]) * p2, lcls[e], 0);
+        }
+      }
+      batch();
+      // Row order: acc += result of slot 0, 1, ... (the serial order).
+      for (int i = tid; i < p2; i += kBpbThreads) {
+        T a = acc[i];
+        for (int s = 0; s < S; ++s) {
+          const int ps = slot[s].p;
+          if (i < ps * ps) a += w1[s * p2 + i];
+        }
+        acc[i] = a;
+      }
+    }
+    __syncthreads();
+    for (int i = tid; i < p2; i += kBpbThreads) out[i] = acc[i];
+    if (KIND == kBpbM2L && tid == 0 && e1 > e0) has_local[b] = 1;
+  }
+  }
+}
+
+// ------------------------------------------------------------ L2P
+
+template <class T>
+__device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, const double* __restrict__ xyz,
+                                          int64_t i, const double* c, T* fp, T* fg) {
+  T v = T(0), g[3] = {T(0), T(0), T(0)};
+  if (has) {
+    const T zero[3] = {T(0), T(0), T(0)};
+    T r[3];
+    rel_point(xyz, i, c, r);
+    laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr);
+  }
+  if (fp) fp[i] = v;
+  if (fg)
+    for (int k = 0; k < 3; ++k) fg[3 * i + k] = g[k];
+}
+
+// TpB: one thread per target leaf.
+template <class T>
+__global__ void k_l2p_tpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
+                          const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg) {
+  for (int64_t t = gtid(); t < nb; t += gstride()) {
+    const int64_t b = b0 + t;
+    const bool has = has_local[b] != 0;
+    const double* c = R.center + 3 * b;
+    for (int64_t i = R.point_begin[b]; i < R.point_end[b]; ++i)
+      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, c, fp, fg);
+  }
+}
+
+// TpT: one thread per target.
+template <class T>
+__global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __restrict__ leaf_of,
+                          const double* __restrict__ xyz, const T* __restrict__ L,
+                          const uint8_t* __restrict__ has_local, T* fp, T* fg) {
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    const int64_t b = leaf_of[i];
+    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.center + 3 * b, fp, fg);
+  }
+}
+
+// ------------------------------------------------------------ P2P
+
+constexpr int kP2PBlock = 128;
+constexpr int kMaxNeighbors = 64;  // NEIGHBORS rows hold <= 27 same-level boxes
+
+// BpB (papers/000 sec. 4.2): one block per target leaf. The block's near
+// sources (the NEIGHBORS row, concatenated) are swept in tiles of kP2PBlock
+// records in shared memory, coordinates relative to the target leaf's centre
+// (double -> T); each thread owns one target (targets beyond the block size
+// are taken in further passes). Pair math: laplace_p2p_accumulate.
+template <class T, bool kC, bool kD, bool kG>
+__global__ void __launch_bounds__(kP2PBlock)
+    k_p2p_bpb(int64_t b0, int64_t nb, DevSet R, DevSet S, DevList nbl, const double* __restrict__ sxyz,
+              const double* __restrict__ txyz, const T* __restrict__ q, const T* __restrict__ d,
+              T* __restrict__ pot, T* __restrict__ grad) {
+  constexpr int B = kP2PBlock;
+  __shared__ T sx[B], sy[B], sz[B], sq[kC ? B : 1], sdx[kD ? B : 1], sdy[kD ? B : 1], sdz[kD ? B : 1];
+  __shared__ int32_t pre[kMaxNeighbors + 1], sbeg[kMaxNeighbors];
+  __shared__ int ne_s;
+  for (int64_t t = blockIdx.x; t < nb; t += gridDim.x) {
+    const int64_t b = b0 + t;
+    const double c[3] = {R.center[3 * b], R.center[3 * b + 1], R.center[3 * b + 2]};
+    if (threadIdx.x == 0) {
+      const int64_t e0 = nbl.offsets[b];
+      int ne = static_cast<int>(nbl.offsets[b + 1] - e0);
+      if (ne > kMaxNeighbors) ne = kMaxNeighbors;  // cannot happen (<= 27)
+      pre[0] = 0;
+      for (int k = 0; k < ne; ++k) {
+        const int32_t s = nbl.index[e0 + k];
+        sbeg[k] = S.point_begin[s];
+        pre[k + 1] = pre[k] + (S.point_end[s] - S.point_begin[s]);
+      }
+      ne_s = ne;
+    }
+    __syncthreads();
+    const int ne = ne_s;
+    const int n = pre[ne];
+    const int32_t tb = R.point_begin[b], te = R.point_end[b];
+    for (int32_t t0 = tb; t0 < te; t0 += B) {
+      const int32_t i = t0 + threadIdx.x;
+      const bool active = i < te;
+      T tx = T(0), ty = T(0), tz = T(0);
+      if (active) {
+        tx = T(txyz[3 * int64_t(i)] - c[0]);
+        ty = T(txyz[3 * int64_t(i) + 1] - c[1]);
+        tz = T(txyz[3 * int64_t(i) + 2] - c[2]);
+      }
+      T v = T(0), gx = T(0), gy = T(0), gz = T(0);
+      for (int j0 = 0; j0 < n; j0 += B) {
+        const int k = j0 + threadIdx.x;
+        if (k < n) {
+          int kb = 0;
+          while (pre[kb + 1] <= k) ++kb;
+          const int64_t si = sbeg[kb] + (k - pre[kb]);
+          sx[threadIdx.x] = T(sxyz[3 * si] - c[0]);
+          sy[threadIdx.x] = T(sxyz[3 * si + 1] - c[1]);
+          sz[threadIdx.x] = T(sxyz[3 * si + 2] - c[2]);
+          if (kC) sq[threadIdx.x] = q[si];
+          if (kD) {
+            sdx[threadIdx.x] = d[3 * si];
+            sdy[threadIdx.x] = d[3 * si + 1];
+            sdz[threadIdx.x] = d[3 * si + 2];
+          }
+        }
+        __syncthreads();
+        const int m = n - j0 < B ? n - j0 : B;
+        if (active) {
+#pragma unroll 8
+          for (int jj = 0; jj < m; ++jj)
+            laplace_p2p_accumulate<kC, kD, kG>(tx - sx[jj], ty - sy[jj], tz - sz[jj], kC ? sq[jj] : T(0),
+                                               kD ? sdx[jj] : T(0), kD ? sdy[jj] : T(0),
+                                               kD ? sdz[jj] : T(0), v, gx, gy, gz);
+        }
+        __syncthreads();
+      }
+      if (active) {
+        if (pot) pot[i] = v;
+        if (kG) {
+          grad[3 * int64_t(i)] = gx;
+          grad[3 * int64_t(i) + 1] = gy;
+          grad[3 * int64_t(i) + 2] = gz;
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// TpT: one thread per target, its leaf's near sources read from global memory.
+template <class T, bool kC, bool kD, bool kG>
+__global__ void k_p2p_tpt(int64_t n, DevSet R, DevSet S, DevList nbl, const int32_t* __restrict__ leaf_of,
+                          const double* __restrict__ sxyz, const double* __restrict__ txyz,
+                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ pot,
+                          T* __restrict__ grad) {
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    const int64_t b = leaf_of[i];
+    const double c[3] = {R.center[3 * b], R.center[3 * b + 1], R.center[3 * b + 2]};
+    const T tx = T(txyz[3 * i] - c[0]), ty = T(txyz[3 * i + 1] - c[1]), tz = T(txyz[3 * i + 2] - c[2]);
+    T v = T(0), gx = T(0), gy = T(0), gz = T(0);
+    for (int64_t e = nbl.offsets[b]; e < nbl.offsets[b + 1]; ++e) {
+      const int32_t s = nbl.index[e];
+      for (int64_t j = S.point_begin[s]; j < S.point_end[s]; ++j)
+        laplace_p2p_accumulate<kC, kD, kG>(tx - T(sxyz[3 * j] - c[0]), ty - T(sxyz[3 * j + 1] - c[1]),
+                                           tz - T(sxyz[3 * j + 2] - c[2]), kC ? q[j] : T(0),
+                                           kD ? d[3 * j] : T(0), kD ? d[3 * j + 1] : T(0),
+                                           kD ? d[3 * j + 2] : T(0), v, gx, gy, gz);
+    }
+    if (pot) pot[i] = v;
+    if (kG) {
+      grad[3 * i] = gx;
+      grad[3 * i + 1] = gy;
+      grad[3 * i + 2] = gz;
+    }
+  }
+}
+
+}  // namespace cuda
+}  // namespace fmm
+}  // namespace gpufmm

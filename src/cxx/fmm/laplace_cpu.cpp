@@ -1,0 +1,166 @@
+// The OpenMP pipeline of the Laplace FMM (issue 4). Every stage is a loop
+// over the boxes of one level in which each box's output is written by one
+// thread (gather formulation: no atomics, no reductions over boxes); scratch
+// is allocated once per thread per stage, never per box. The math is the
+// shared host+device code of fmm/laplace*.hpp; the data layout is described
+// in fmm/laplace_plan.hpp.
+//
+//   inputs   charges / dipoles -> Morton order, precision T
+//   P2M      leaves (level l_max) of the source tree
+//   M2M      levels l_max-1 .. 2, children -> parent
+//   down     modified stencil: levels 1..l_max, per receiver box b
+//              L_b = L2L(L_parent) + sum_TYPE1 M2L + sum_TYPE2 M2L(level l+1)
+//            standard stencil: levels 2..l_max, L_b = L2L(L_parent) + sum_M2L
+//   L2P      leaves of the target tree (potential and/or gradient)
+//   P2P      leaves: NEIGHBORS sources gathered per target leaf into
+//            structure-of-arrays scratch (coordinates relative to the target
+//            leaf's centre), vectorised inner loop over the sources
+//   outputs  Morton order -> the user's order
+//
+// The library is compiled for the baseline ISA (x86-64: SSE2). The pipeline
+// body (laplace_pipeline_impl.hpp) is therefore compiled three times on x86
+// with GCC - generic, AVX2+FMA, AVX-512 - and the copy for the running CPU is
+// chosen once at run time (GPUFMM_CPU_ISA=generic|avx2 forces a lower one).
+// The math templates inline into each copy and vectorise for its ISA.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+#include "fmm/laplace.hpp"
+#include "fmm/laplace_plan.hpp"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define GPUFMM_LAPLACE_ISA_CLONES 1
+#include <cstdlib>
+#include <string>
+#endif
+
+#if defined(__GNUC__)
+#define GPUFMM_PIPELINE_FLATTEN __attribute__((flatten))
+#else
+#define GPUFMM_PIPELINE_FLATTEN
+#endif
+
+namespace gpufmm {
+namespace fmm {
+
+// W translations of ONE class at once (SIMD across translations): the math
+// templates run on Lanes<T, W>, a value of W independent lanes, so every
+// multiply-add of the rotations and the coaxial matrix is a W-wide vector
+// operation with the same per-lane arithmetic as the scalar code (the
+// reductions inside the math, which the compiler may not reorder, become W
+// independent chains). The class's tables are broadcast to Lanes once per
+// plan (LaplaceWorkspace::rot_lanes / coax_lanes).
+template <class T, int W>
+struct Lanes {
+  T v[W];
+  Lanes() = default;
+  Lanes(T s) {  // NOLINT: implicit broadcast, as the math writes T(0), T(1)
+    for (int i = 0; i < W; ++i) v[i] = s;
+  }
+  Lanes& operator+=(const Lanes& o) {
+    for (int i = 0; i < W; ++i) v[i] += o.v[i];
+    return *this;
+  }
+  Lanes& operator-=(const Lanes& o) {
+    for (int i = 0; i < W; ++i) v[i] -= o.v[i];
+    return *this;
+  }
+  Lanes& operator*=(const Lanes& o) {
+    for (int i = 0; i < W; ++i) v[i] *= o.v[i];
+    return *this;
+  }
+  friend Lanes operator+(Lanes a, const Lanes& b) { return a += b; }
+  friend Lanes operator-(Lanes a, const Lanes& b) { return a -= b; }
+  friend Lanes operator*(Lanes a, const Lanes& b) { return a *= b; }
+  friend Lanes operator-(Lanes a) {
+    for (int i = 0; i < W; ++i) a.v[i] = -a.v[i];
+    return a;
+  }
+};
+
+namespace pipeline_generic {
+#include "fmm/laplace_pipeline_impl.hpp"
+}  // namespace pipeline_generic
+
+#ifdef GPUFMM_LAPLACE_ISA_CLONES
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace pipeline_avx2 {
+#include "fmm/laplace_pipeline_impl.hpp"
+}  // namespace pipeline_avx2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,prefer-vector-width=512")
+namespace pipeline_avx512 {
+#include "fmm/laplace_pipeline_impl.hpp"
+}  // namespace pipeline_avx512
+#pragma GCC pop_options
+#endif
+
+namespace {
+
+// 0 generic, 1 AVX2 + FMA, 2 AVX-512 (F, VL, DQ, BW). The environment
+// variable GPUFMM_CPU_ISA = generic | avx2 | avx512 lowers the choice (tests,
+// benchmarks).
+int cpu_isa_level() {
+#ifdef GPUFMM_LAPLACE_ISA_CLONES
+  static const int level = [] {
+    __builtin_cpu_init();
+    int l = 0;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) l = 1;
+    if (l == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw"))
+      l = 2;
+    if (const char* e = std::getenv("GPUFMM_CPU_ISA")) {
+      const std::string s(e);
+      if (s == "generic") l = 0;
+      else if (s == "avx2" && l > 1) l = 1;
+    }
+    return l;
+  }();
+  return level;
+#else
+  return 0;
+#endif
+}
+
+template <class T>
+void dispatch(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>& tab,
+              const LaplaceEvalArgs& a) {
+#ifdef GPUFMM_LAPLACE_ISA_CLONES
+  switch (cpu_isa_level()) {
+    case 2: pipeline_avx512::run_typed<T>(plan, w, tab, a); return;
+    case 1: pipeline_avx2::run_typed<T>(plan, w, tab, a); return;
+    default: break;
+  }
+#endif
+  pipeline_generic::run_typed<T>(plan, w, tab, a);
+}
+
+}  // namespace
+
+const char* laplace_cpu_isa() {
+  switch (cpu_isa_level()) {
+    case 2: return "avx512";
+    case 1: return "avx2";
+    default: return "generic";
+  }
+}
+
+void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& a) {
+  require(!plan.tree->ctx.on_gpu(), GPUFMM_ERROR_INTERNAL,
+          "laplace_evaluate_cpu: the plan's tree is in device memory");
+  if (plan.single())
+    dispatch<float>(plan, plan.ws_f, plan.tables_f, a);
+  else
+    dispatch<double>(plan, plan.ws_d, plan.tables_d, a);
+}
+
+}  // namespace fmm
+}  // namespace gpufmm

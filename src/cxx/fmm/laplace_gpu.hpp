@@ -1,0 +1,137 @@
+// The CUDA driver of the Laplace FMM (issue 5): what the plan and the
+// benchmark see of it. The kernels are in src/cuda/fmm/laplace_*.cu; the
+// design, the strategies and measured numbers in docs/laplace_gpu.md.
+//
+// The device data of a plan (tables, sorted coordinates, workspace, streams,
+// events) hang off LaplacePlan::gpu (a type-erased shared_ptr whose deleter
+// frees them), so that the plan's own code needs no CUDA types.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "fmm/laplace_plan.hpp"
+
+namespace gpufmm {
+namespace fmm {
+
+// Kernel strategy per stage (GPUFMM_LAPLACE_KERNELS, docs/laplace_gpu.md).
+//   p2m  : 0 tpb  thread per leaf box (sources walked serially into M)
+//          1 wpb  warp per leaf box (lanes over sources, each coefficient
+//                 summed over the warp by shuffles, lane 0 adds it)
+//   m2m  : 0 tpb  thread per parent (children serially)
+//          1 gpb  8 threads per parent (one per child slot), reduction
+//   m2l  : 0 tpb  thread per receiver box (row entries serially, LevelDown1/2)
+//          1 wpb  warp per receiver box (lanes over row entries), reduction
+//   l2p  : 0 tpb  thread per leaf box;   1 tpt thread per target
+//   p2p  : 0 bpb  block per target leaf, source tiles in shared memory
+//          1 tpt  thread per target, sources read from global memory
+//   overlap: 1 near field on a second stream (default), 0 serialised
+//   work : smem  the 2 p^2 work vectors of every RCR translation in shared
+//                memory (when they fit), global: in a global scratch slab
+struct LaplaceGpuKernels {
+  // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
+  int p2m = 1, m2m = 1, m2l = 1, l2p = 1, p2p = 0;
+  int overlap = 1;
+  int work_smem = 1;  // translation work vectors in shared memory (1) or global scratch (0)
+};
+
+// Parses "p2p=bpb,m2l=tpb,..." into k (unknown keys or values are ignored,
+// so a typo falls back to the default). Returns false when something was
+// not understood.
+inline bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
+  if (s == nullptr) return true;
+  bool ok = true;
+  std::string all(s);
+  size_t pos = 0;
+  while (pos <= all.size()) {
+    size_t end = all.find(',', pos);
+    if (end == std::string::npos) end = all.size();
+    const std::string item = all.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      ok = false;
+      continue;
+    }
+    const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    auto pick = [&](int& field, const char* v0, const char* v1) {
+      if (val == v0 || val == "0") field = 0;
+      else if (val == v1 || val == "1") field = 1;
+      else ok = false;
+    };
+    if (key == "p2m") pick(k.p2m, "tpb", "wpb");
+    else if (key == "m2m") pick(k.m2m, "tpb", "gpb");
+    else if (key == "m2l") pick(k.m2l, "tpb", "wpb");
+    else if (key == "l2p") pick(k.l2p, "tpb", "tpt");
+    else if (key == "p2p") pick(k.p2p, "bpb", "tpt");
+    else if (key == "overlap") pick(k.overlap, "off", "on");
+    else if (key == "work") pick(k.work_smem, "global", "smem");
+    else ok = false;
+  }
+  return ok;
+}
+
+inline std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
+  std::string s;
+  s += k.p2m ? "p2m=wpb" : "p2m=tpb";
+  s += k.m2m ? ",m2m=gpb" : ",m2m=tpb";
+  s += k.m2l ? ",m2l=wpb" : ",m2l=tpb";
+  s += k.l2p ? ",l2p=tpt" : ",l2p=tpb";
+  s += k.p2p ? ",p2p=tpt" : ",p2p=bpb";
+  s += k.overlap ? ",overlap=on" : ",overlap=off";
+  s += k.work_smem ? ",work=smem" : ",work=global";
+  return s;
+}
+
+// Cost-model constants of the CUDA driver (papers/000 eqs. 26-32 with the
+// GPU's own per-operation costs, so the optimal cluster size differs from the
+// CPU's; docs/laplace_gpu.md). Whole-device seconds, not per core.
+// GPUFMM_LAPLACE_GPU_COST="c_pair,c_rcr3,c_rcr2,c_point" overrides them.
+inline LaplaceCostConstants laplace_cost_constants_gpu(bool single_precision) {
+  // Measured on an H100 (N = 1e6 uniform, eps 1e-6, default kernels with the
+  // block-per-box translations, docs/laplace_gpu.md): P2P 10 ms for 5.8e9
+  // pairs (double); M2L+L2L at L = 4, p = 22 in 15.6 ms (double), p = 16 in
+  // 8.4 ms (float); P2M + L2P ~43 ms at p^2 = 484 for 2e6 points.
+  LaplaceCostConstants c;
+  if (single_precision) {
+    c.c_pair = 1.0e-12;
+    c.c_rcr3 = 7.1e-12;
+    c.c_rcr2 = 0.0;
+    c.c_point = 2.7e-14;
+  } else {
+    c.c_pair = 1.8e-12;
+    c.c_rcr3 = 5.6e-12;
+    c.c_rcr2 = 0.0;
+    c.c_point = 4.4e-14;
+  }
+  if (const char* e = std::getenv("GPUFMM_LAPLACE_GPU_COST")) {
+    double v[4];
+    if (std::sscanf(e, "%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3]) == 4) {
+      c.c_pair = v[0];
+      c.c_rcr3 = v[1];
+      c.c_rcr2 = v[2];
+      c.c_point = v[3];
+    }
+  }
+  return c;
+}
+
+#if defined(GPUFMM_HAVE_CUDA)
+namespace cuda {
+// Uploads the tables and sorted coordinates of a plan whose tree was built on
+// a GPU context, creates the second stream and the events; sets plan.gpu.
+void laplace_plan_setup(LaplacePlan& plan);
+// Strategy of the plan's kernels (initialised from GPUFMM_LAPLACE_KERNELS at
+// setup; the benchmark changes it between evaluates). Requires a set-up plan.
+LaplaceGpuKernels& laplace_gpu_kernels(LaplacePlan& plan);
+// Device bytes held by the plan's GPU data (tables, coordinates, workspace).
+size_t laplace_gpu_bytes(const LaplacePlan& plan);
+}  // namespace cuda
+#endif
+
+}  // namespace fmm
+}  // namespace gpufmm

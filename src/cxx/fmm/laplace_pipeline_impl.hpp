@@ -1,0 +1,512 @@
+// The body of the OpenMP pipeline (see laplace_cpu.cpp), included several
+// times by laplace_cpu.cpp, each time inside its own namespace and, on x86,
+// under its own "#pragma GCC target" (generic, AVX2, AVX-512), so that the
+// shared math of fmm/laplace*.hpp, inlined here, is vectorised for the CPU
+// that runs it (the library itself is built for the baseline ISA). No
+// #pragma once and no #includes on purpose: laplace_cpu.cpp includes what
+// this needs before each inclusion.
+//
+// Entry point of each copy: run_typed<T>(plan, workspace, tables, args).
+
+double now() { return omp_get_wtime(); }
+
+template <class T, class S>
+void permute_in(int64_t n, const int32_t* perm, const S* in, int per, std::vector<T>& out) {
+  out.resize(static_cast<size_t>(n * per));
+  if (per == 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] = T(in[perm[i]]);
+  } else {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = perm[i];
+      out[3 * i] = T(in[3 * j]);
+      out[3 * i + 1] = T(in[3 * j + 1]);
+      out[3 * i + 2] = T(in[3 * j + 2]);
+    }
+  }
+}
+
+template <class T, class S>
+void permute_out(int64_t n, const int32_t* perm, const std::vector<T>& in, int per, S* out) {
+  if (per == 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[perm[i]] = S(in[i]);
+  } else {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = perm[i];
+      out[3 * j] = S(in[3 * i]);
+      out[3 * j + 1] = S(in[3 * i + 1]);
+      out[3 * j + 2] = S(in[3 * i + 2]);
+    }
+  }
+}
+
+// Coordinates of points [b, e) of xyz relative to c, rounded to T.
+template <class T>
+inline void relative(const double* xyz, int64_t b, int64_t e, const double* c, T* out) {
+  for (int64_t i = b; i < e; ++i) {
+    const int64_t k = i - b;
+    out[3 * k] = T(xyz[3 * i] - c[0]);
+    out[3 * k + 1] = T(xyz[3 * i + 1] - c[1]);
+    out[3 * k + 2] = T(xyz[3 * i + 2] - c[2]);
+  }
+}
+
+// Near-field sources of one target leaf, structure of arrays. Coordinates
+// stay in double (relative to the target leaf's centre): the P2P kernel forms
+// each source-target difference in double and only then rounds it to T, so
+// that in float close pairs keep their relative accuracy (rounding the
+// coordinates themselves would cost 6e-8 h / r relative per pair).
+template <class T>
+struct Gathered {
+  std::vector<double> x, y, z;
+  std::vector<T> q, dx, dy, dz;
+  explicit Gathered(int64_t n)
+      : x(static_cast<size_t>(n)), y(x.size()), z(x.size()), q(x.size()), dx(x.size()),
+        dy(x.size()), dz(x.size()) {}
+};
+
+// Lanes of the P2P inner loop: the gathered sources are padded with zeros
+// (charge 0, dipole 0, at the leaf centre) to a multiple of kLanes, and each
+// lane keeps its own partial sums, so that the loop vectorises for any ISA
+// without reassociating a floating-point reduction. A padding source adds
+// exactly zero (0 * finite, or the r == 0 rule).
+constexpr int kLanes = 16;
+
+template <bool kC, bool kD, bool kG, class T>
+inline void p2p_target(double tx, double ty, double tz, int64_t n, const Gathered<T>& g, T& v,
+                       T& gx, T& gy, T& gz) {
+  const double* __restrict sx = g.x.data();
+  const double* __restrict sy = g.y.data();
+  const double* __restrict sz = g.z.data();
+  const T* __restrict sq = g.q.data();
+  const T* __restrict sdx = g.dx.data();
+  const T* __restrict sdy = g.dy.data();
+  const T* __restrict sdz = g.dz.data();
+  T av[kLanes], ax[kLanes], ay[kLanes], az[kLanes];
+  for (int l = 0; l < kLanes; ++l) av[l] = ax[l] = ay[l] = az[l] = T(0);
+  for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
+#pragma omp simd
+    for (int l = 0; l < kLanes; ++l) {
+      const int64_t j = j0 + l;
+      laplace_p2p_accumulate<kC, kD, kG>(T(tx - sx[j]), T(ty - sy[j]), T(tz - sz[j]),
+                                         kC ? sq[j] : T(0),
+                                         kD ? sdx[j] : T(0), kD ? sdy[j] : T(0),
+                                         kD ? sdz[j] : T(0), av[l], ax[l], ay[l], az[l]);
+    }
+  }
+  T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+  for (int l = 0; l < kLanes; ++l) {
+    s0 += av[l];
+    s1 += ax[l];
+    s2 += ay[l];
+    s3 += az[l];
+  }
+  v = s0;
+  gx = s1;
+  gy = s2;
+  gz = s3;
+}
+
+template <bool kC, bool kD, bool kG, class T>
+void p2p_leaf(int64_t tb, int64_t te, const double* txyz, const double* c, int64_t n,
+              const Gathered<T>& g, T* pot, T* grad) {
+  for (int64_t i = tb; i < te; ++i) {
+    const double tx = txyz[3 * i] - c[0], ty = txyz[3 * i + 1] - c[1], tz = txyz[3 * i + 2] - c[2];
+    T v, gx, gy, gz;
+    p2p_target<kC, kD, kG>(tx, ty, tz, n, g, v, gx, gy, gz);
+    if (pot) pot[i] += v;
+    if (kG) {
+      grad[3 * i] += gx;
+      grad[3 * i + 1] += gy;
+      grad[3 * i + 2] += gz;
+    }
+  }
+}
+
+template <bool kC, bool kD, class T>
+void p2p_leaf_g(bool want_grad, int64_t tb, int64_t te, const double* txyz, const double* c,
+                int64_t n, const Gathered<T>& g, T* pot, T* grad) {
+  if (want_grad)
+    p2p_leaf<kC, kD, true>(tb, te, txyz, c, n, g, pot, grad);
+  else
+    p2p_leaf<kC, kD, false>(tb, te, txyz, c, n, g, pot, grad);
+}
+
+// Per-box operator calls. GPUFMM_PIPELINE_FLATTEN (flatten on GCC) inlines
+// the whole call tree of the math into each wrapper, so that it is compiled
+// for this copy's ISA; the out-of-line math templates are baseline code.
+template <class T>
+GPUFMM_PIPELINE_FLATTEN void rcr_one(int p_in, int p_out, T cos_a, T sin_a, const T* B, bool flip,
+                                     const T* coax, const T* in, T* out, T* work) {
+  laplace_rcr_apply<T>(p_in, p_out, cos_a, sin_a, B, flip, coax, in, out, work);
+}
+
+template <class T, int W>
+GPUFMM_PIPELINE_FLATTEN void rcr_lanes(int pp, T cos_a, T sin_a, const Lanes<T, W>* B, bool flip,
+                                       const Lanes<T, W>* coax, const Lanes<T, W>* in,
+                                       Lanes<T, W>* out, Lanes<T, W>* work) {
+  laplace_rcr_apply<Lanes<T, W>>(pp, pp, Lanes<T, W>(cos_a), Lanes<T, W>(sin_a), B, flip, coax, in,
+                                 out, work);
+}
+
+template <class T>
+GPUFMM_PIPELINE_FLATTEN void p2m_box(int p, T h, int n, const T* rel, const T* q, const T* d, T* M) {
+  const T zero[3] = {T(0), T(0), T(0)};
+  laplace_p2m<T>(p, h, zero, n, rel, q, d, M);
+}
+
+template <class T>
+GPUFMM_PIPELINE_FLATTEN void l2p_box(int p, T h, const T* L, int n, const T* rel, T* pot, T* grad) {
+  const T zero[3] = {T(0), T(0), T(0)};
+  laplace_l2p<T>(p, h, zero, L, n, rel, pot, grad);
+}
+
+// 32 bytes of lanes (4 doubles, 8 floats).
+template <class T>
+constexpr int kM2LLanes = 32 / int(sizeof(T));
+// Above kBatchedM2LMaxP (laplace_plan.hpp) the lane tables (W x the scalar
+// ones) outgrow the caches and the translations go one at a time.
+constexpr int kM2LLanesMaxP = kBatchedM2LMaxP;
+
+template <class T>
+struct Pipeline {
+  LaplacePlan& P;
+  LaplaceWorkspace<T>& W;
+  const LaplaceTables<T>& tab;
+  const tree::Tree& tr;
+  const tree::PointSet& S;
+  const tree::PointSet& R;
+  const int L;
+  const int p;
+  const int64_t p2;
+  bool has_q = false, has_d = false, want_pot = false, want_grad = false;
+
+  Pipeline(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>& t)
+      : P(plan), W(w), tab(t), tr(*plan.tree), S(plan.tree->src), R(plan.tree->receivers()),
+        L(plan.l_max), p(plan.p), p2(int64_t(plan.p) * plan.p) {}
+
+  double box_size(int level) const { return tree::box_size(tr.cube, level); }
+
+  void p2m() {
+    const int64_t b0 = S.level_offset[L], b1 = S.level_offset[L + 1];
+    const T h = T(box_size(L));
+#pragma omp parallel
+    {
+      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(P.max_leaf_points, 1)));
+#pragma omp for schedule(dynamic, 8)
+      for (int64_t b = b0; b < b1; ++b) {
+        T* M = W.M.data() + b * p2;
+        std::fill(M, M + p2, T(0));
+        const int64_t pb = S.point_begin[b], pe = S.point_end[b];
+        relative(P.src_xyz.data(), pb, pe, S.center + 3 * b, rel.data());
+        p2m_box<T>(p, h, int(pe - pb), rel.data(), has_q ? W.q.data() + pb : nullptr,
+                   has_d ? W.d.data() + 3 * pb : nullptr, M);
+      }
+    }
+  }
+
+  void m2m() {
+    for (int l = L - 1; l >= 2; --l) {
+      const int64_t b0 = S.level_offset[l], b1 = S.level_offset[l + 1];
+#pragma omp parallel
+      {
+        std::vector<T> work(static_cast<size_t>(laplace_apply_work_size(p)));
+#pragma omp for schedule(dynamic, 8)
+        for (int64_t b = b0; b < b1; ++b) {
+          T* M = W.M.data() + b * p2;
+          std::fill(M, M + p2, T(0));
+          for (int64_t c = S.child_offset[b]; c < S.child_offset[b + 1]; ++c) {
+            const int op = kOpM2M + int(S.box_key[c] & 7u);
+            rcr_one<T>(p, p, tab.op_cos_a[op], tab.op_sin_a[op], tab.rotation(op),
+                       tab.op_flip[op] != 0, tab.coax_matrix(op), W.M.data() + c * p2, M,
+                       work.data());
+          }
+        }
+      }
+    }
+  }
+
+  // Adds the M2L translations of one CSR row into Lb.
+  int64_t m2l_row(const tree::List& list, int64_t b, T* Lb, T* work) const {
+    const int64_t e0 = list.offsets[b], e1 = list.offsets[b + 1];
+    for (int64_t e = e0; e < e1; ++e) {
+      const int32_t s = list.index[e];
+      const int op = list.cls[e];
+      const int pp = tab.op_p[op];
+      rcr_one<T>(pp, pp, tab.op_cos_a[op], tab.op_sin_a[op], tab.rotation(op),
+                 tab.op_flip[op] != 0, tab.coax_matrix(op), W.M.data() + s * p2, Lb, work);
+    }
+    return e1 - e0;
+  }
+
+  // ---- downward pass, batched M2L (p <= kM2LLanesMaxP)
+  using LanesT = Lanes<T, kM2LLanes<T>>;
+  static constexpr int kW = kM2LLanes<T>;
+
+  // The lanes copies of the rotation and coax tables (once per plan).
+  void broadcast_tables() {
+    if (!W.rot_lanes.empty() || tab.rot.empty()) return;
+    W.rot_lanes.resize(tab.rot.size() * kW);
+    W.coax_lanes.resize(tab.coax.size() * kW);
+    for (size_t i = 0; i < tab.rot.size(); ++i)
+      for (int k = 0; k < kW; ++k) W.rot_lanes[i * kW + k] = tab.rot[i];
+    for (size_t i = 0; i < tab.coax.size(); ++i)
+      for (int k = 0; k < kW; ++k) W.coax_lanes[i * kW + k] = tab.coax[i];
+  }
+
+  struct Entry {
+    int32_t cls, box, src;  // box: index within the block
+  };
+
+  void downward_batched() {
+    broadcast_tables();
+    const bool modified = P.modified;
+    const LanesT* rotL = reinterpret_cast<const LanesT*>(W.rot_lanes.data());
+    const LanesT* coaxL = reinterpret_cast<const LanesT*>(W.coax_lanes.data());
+    const int nthreads = omp_get_max_threads();
+    // Groups of kW receivers per block: the block's accumulators (kmax
+    // groups x p^2 lanes) stay in cache while its classes go by.
+    const int64_t kmax = std::max<int64_t>(1, std::min<int64_t>(16, (256 << 10) / (p2 * int64_t(sizeof(LanesT)))));
+    for (int l = modified ? 1 : 2; l <= L; ++l) {
+      const int64_t b0 = R.level_offset[l], b1 = R.level_offset[l + 1], nb = b1 - b0;
+      const int64_t groups = (nb + kW - 1) / kW;
+      const int64_t kg = std::max<int64_t>(1, std::min<int64_t>(kmax, groups / (4 * nthreads)));
+      const int64_t nblocks = (groups + kg - 1) / kg;
+#pragma omp parallel
+      {
+        std::vector<T> work(static_cast<size_t>(laplace_apply_work_size(p)));
+        std::vector<LanesT> lwork(static_cast<size_t>(laplace_apply_work_size(p)));
+        std::vector<LanesT> in(static_cast<size_t>(p2));
+        std::vector<LanesT> acc(static_cast<size_t>(kg * p2));
+        std::vector<Entry> entries, sorted;
+        std::vector<int32_t> count(tree::kNumClasses + 1, 0);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t blk = 0; blk < nblocks; ++blk) {
+          const int64_t first = b0 + blk * kg * kW, last = std::min(b1, first + kg * kW);
+          entries.clear();
+          for (int64_t b = first; b < last; ++b) {
+            T* Lb = W.L.data() + b * p2;
+            std::fill(Lb, Lb + p2, T(0));
+            int64_t n = 0;
+            if (l >= 2) {
+              const int32_t par = R.parent[b];
+              if (W.has_local[par]) {
+                const int op = kOpL2L + int(R.box_key[b] & 7u);
+                rcr_one<T>(p, p, tab.op_cos_a[op], tab.op_sin_a[op], tab.rotation(op),
+                           tab.op_flip[op] != 0, tab.coax_matrix(op),
+                           W.L.data() + int64_t(par) * p2, Lb, work.data());
+                ++n;
+              }
+            }
+            auto collect = [&](const tree::List& list) {
+              for (int64_t e = list.offsets[b]; e < list.offsets[b + 1]; ++e)
+                entries.push_back({list.cls[e], int32_t(b - first), list.index[e]});
+              return list.offsets[b + 1] - list.offsets[b];
+            };
+            if (modified) {
+              if (l >= 2) n += collect(tr.lists[tree::kType1]);
+              n += collect(tr.lists[tree::kType2]);
+            } else {
+              n += collect(tr.lists[tree::kM2L]);
+            }
+            W.has_local[b] = n > 0 ? 1 : 0;
+          }
+          // Counting sort by class (stable: boxes ascending within a class).
+          for (const Entry& e : entries) ++count[e.cls + 1];
+          for (int c = 0; c < tree::kNumClasses; ++c) count[c + 1] += count[c];
+          sorted.resize(entries.size());
+          for (const Entry& e : entries) sorted[count[e.cls]++] = e;
+          std::fill(count.begin(), count.end(), 0);
+          std::fill(acc.begin(), acc.end(), LanesT(T(0)));
+          size_t i = 0;
+          while (i < sorted.size()) {
+            const int cls = sorted[i].cls;
+            const int pp = tab.op_p[cls];
+            const int np = pp * pp;
+            const T cos_a = tab.op_cos_a[cls], sin_a = tab.op_sin_a[cls];
+            const LanesT* B = rotL + size_t(tab.op_rot[cls]) * tab.rot_stride;
+            const LanesT* C = coaxL + tab.coax_offset[tab.op_coax[cls]];
+            const bool flip = tab.op_flip[cls] != 0;
+            while (i < sorted.size() && sorted[i].cls == cls) {
+              const int32_t g = sorted[i].box / kW;
+              std::fill(in.begin(), in.begin() + np, LanesT(T(0)));
+              while (i < sorted.size() && sorted[i].cls == cls && sorted[i].box / kW == g) {
+                const int lane = sorted[i].box % kW;
+                const T* Ms = W.M.data() + int64_t(sorted[i].src) * p2;
+                for (int k = 0; k < np; ++k) in[k].v[lane] = Ms[k];
+                ++i;
+              }
+              rcr_lanes<T, kW>(pp, cos_a, sin_a, B, flip, C, in.data(),
+                               acc.data() + int64_t(g) * p2, lwork.data());
+            }
+          }
+          for (int64_t b = first; b < last; ++b) {
+            const int64_t j = b - first;
+            const LanesT* a = acc.data() + (j / kW) * p2;
+            const int lane = int(j % kW);
+            T* Lb = W.L.data() + b * p2;
+            for (int64_t k = 0; k < p2; ++k) Lb[k] += a[k].v[lane];
+          }
+        }
+      }
+    }
+  }
+
+  void downward() {
+    if (p <= kM2LLanesMaxP && !W.scalar_m2l) {
+      downward_batched();
+      return;
+    }
+    const bool modified = P.modified;
+    for (int l = modified ? 1 : 2; l <= L; ++l) {
+      const int64_t b0 = R.level_offset[l], b1 = R.level_offset[l + 1];
+#pragma omp parallel
+      {
+        std::vector<T> work(static_cast<size_t>(laplace_apply_work_size(p)));
+#pragma omp for schedule(dynamic, 4)
+        for (int64_t b = b0; b < b1; ++b) {
+          T* Lb = W.L.data() + b * p2;
+          std::fill(Lb, Lb + p2, T(0));
+          int64_t n = 0;
+          if (l >= 2) {
+            const int32_t par = R.parent[b];
+            if (W.has_local[par]) {
+              const int op = kOpL2L + int(R.box_key[b] & 7u);
+              rcr_one<T>(p, p, tab.op_cos_a[op], tab.op_sin_a[op], tab.rotation(op),
+                         tab.op_flip[op] != 0, tab.coax_matrix(op),
+                         W.L.data() + int64_t(par) * p2, Lb, work.data());
+              ++n;
+            }
+          }
+          if (modified) {
+            if (l >= 2) n += m2l_row(tr.lists[tree::kType1], b, Lb, work.data());
+            n += m2l_row(tr.lists[tree::kType2], b, Lb, work.data());
+          } else {
+            n += m2l_row(tr.lists[tree::kM2L], b, Lb, work.data());
+          }
+          W.has_local[b] = n > 0 ? 1 : 0;
+        }
+      }
+    }
+  }
+
+  void l2p() {
+    const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
+    const T h = T(box_size(L));
+    const double* txyz = P.target_xyz();
+#pragma omp parallel
+    {
+      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(P.max_leaf_points, 1)));
+#pragma omp for schedule(dynamic, 8)
+      for (int64_t b = b0; b < b1; ++b) {
+        if (!W.has_local[b]) continue;
+        const int64_t pb = R.point_begin[b], pe = R.point_end[b];
+        relative(txyz, pb, pe, R.center + 3 * b, rel.data());
+        l2p_box<T>(p, h, W.L.data() + b * p2, int(pe - pb), rel.data(),
+                   want_pot ? W.pot.data() + pb : nullptr,
+                   want_grad ? W.grad.data() + 3 * pb : nullptr);
+      }
+    }
+  }
+
+  void p2p() {
+    const tree::List& nb = tr.lists[tree::kNeighbors];
+    const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
+    const double* txyz = P.target_xyz();
+    const double* sxyz = P.src_xyz.data();
+    T* pot = want_pot ? W.pot.data() : nullptr;
+    T* grad = want_grad ? W.grad.data() : nullptr;
+#pragma omp parallel
+    {
+      Gathered<T> g(P.max_near_sources + kLanes);
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t b = b0; b < b1; ++b) {
+        const double* c = R.center + 3 * b;
+        int64_t n = 0;
+        for (int64_t e = nb.offsets[b]; e < nb.offsets[b + 1]; ++e) {
+          const int32_t s = nb.index[e];
+          for (int64_t i = S.point_begin[s]; i < S.point_end[s]; ++i, ++n) {
+            g.x[n] = sxyz[3 * i] - c[0];
+            g.y[n] = sxyz[3 * i + 1] - c[1];
+            g.z[n] = sxyz[3 * i + 2] - c[2];
+            if (has_q) g.q[n] = W.q[i];
+            if (has_d) {
+              g.dx[n] = W.d[3 * i];
+              g.dy[n] = W.d[3 * i + 1];
+              g.dz[n] = W.d[3 * i + 2];
+            }
+          }
+        }
+        for (; n % kLanes != 0; ++n) {
+          g.x[n] = g.y[n] = g.z[n] = 0.0;
+          g.q[n] = g.dx[n] = g.dy[n] = g.dz[n] = T(0);
+        }
+        const int64_t tb = R.point_begin[b], te = R.point_end[b];
+        if (has_q && has_d)
+          p2p_leaf_g<true, true>(want_grad, tb, te, txyz, c, n, g, pot, grad);
+        else if (has_q)
+          p2p_leaf_g<true, false>(want_grad, tb, te, txyz, c, n, g, pot, grad);
+        else
+          p2p_leaf_g<false, true>(want_grad, tb, te, txyz, c, n, g, pot, grad);
+      }
+    }
+  }
+
+  template <class S_>
+  void run(const LaplaceEvalArgs& a) {
+    const double t0 = now();
+    const S_* charges = static_cast<const S_*>(a.charges);
+    const S_* dipoles = static_cast<const S_*>(a.dipoles);
+    has_q = charges != nullptr;
+    has_d = dipoles != nullptr;
+    want_pot = a.pot != nullptr;
+    want_grad = a.grad != nullptr;
+    const int64_t ns = P.nsrc, nt = P.ntrg;
+    if (has_q) permute_in(ns, S.perm, charges, 1, W.q);
+    if (has_d) permute_in(ns, S.perm, dipoles, 3, W.d);
+    const bool far = L >= 2 && ns > 0 && nt > 0;
+    if (far) {
+      W.M.resize(static_cast<size_t>(S.nboxes * p2));
+      W.L.resize(static_cast<size_t>(R.nboxes * p2));
+    }
+    W.has_local.assign(static_cast<size_t>(R.nboxes), 0);
+    W.pot.assign(want_pot ? static_cast<size_t>(nt) : 0, T(0));
+    W.grad.assign(want_grad ? static_cast<size_t>(3 * nt) : 0, T(0));
+    LaplaceStageTimes& tm = P.last;
+    tm = LaplaceStageTimes();
+    double t = now();
+    if (far) {
+      p2m();
+      tm.p2m = now() - t;
+      t = now();
+      m2m();
+      tm.upward = now() - t;
+      t = now();
+      downward();
+      tm.downward = now() - t;
+      t = now();
+      l2p();
+      tm.l2p = now() - t;
+      t = now();
+    }
+    if (ns > 0 && nt > 0) p2p();
+    tm.p2p = now() - t;
+    if (want_pot) permute_out(nt, R.perm, W.pot, 1, static_cast<S_*>(a.pot));
+    if (want_grad) permute_out(nt, R.perm, W.grad, 3, static_cast<S_*>(a.grad));
+    tm.total = now() - t0;
+  }
+};
+
+template <class T>
+void run_typed(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>& tab,
+               const LaplaceEvalArgs& a) {
+  Pipeline<T> pl(plan, w, tab);
+  if (a.dtype == GPUFMM_FLOAT32)
+    pl.template run<float>(a);
+  else
+    pl.template run<double>(a);
+}
+

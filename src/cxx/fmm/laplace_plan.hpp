@@ -1,0 +1,329 @@
+// The Laplace FMM plan (issue 4): options, octree, precomputed translation
+// data and the per-evaluate workspace of gpufmm_laplace_plan_t, shared by the
+// OpenMP pipeline (laplace_cpu.cpp) and the CUDA driver (issue 5,
+// src/cuda/fmm/). Both call the same math (fmm/laplace*.hpp) on the same
+// flat arrays described here. The user guide is docs/laplace_fmm.md.
+//
+// ===========================================================================
+// Data layout (backend-neutral; everything is a flat array, indices not
+// pointers, so that a driver can upload it as is)
+// ===========================================================================
+//
+// Tree (LaplacePlan::tree, see docs/tree.md; in the tree's context memory):
+//   sources = tree->src, targets = tree->receivers() (the same object when
+//   same_sets); level-major non-empty boxes, global box indices; leaves are
+//   the boxes of level l_max. Lists used:
+//     NEIGHBORS  (P2P, rows at l_max)
+//     modified stencil: M2L_TYPE1 (rows at 2..l_max, same level) and
+//                       M2L_TYPE2 (rows at 1..l_max-1, sources at level l+1)
+//     standard stencil: M2L      (rows at 2..l_max, same level)
+//   Each M2L entry carries a class code cls in [0, 559) (tree/stencil.hpp).
+//
+// Expansions, box scaling.  Box b at level l has side h_l = cube.side / 2^l,
+// centre tree center[3b..3b+2]. Its multipole M_b and local L_b are p*p
+// coefficients (index n*n+n+m, fmm/laplace_basis.hpp) over the normalised
+// basis scaled by h_l:
+//     phi(y) = (1/h_l) sum M_n^m Sh_n^m((y - c_b)/h_l)    (outside b)
+//     phi(y) = (1/h_l) sum L_n^m Rh_n^m((y - c_b)/h_l)    (inside b)
+// so coefficients are dimensionless and ONE set of translation data serves
+// every level (eq. 35 applied to boxes).
+//
+// Per-evaluate arrays (LaplaceWorkspace<T>, T = the plan's precision):
+//   M      [nsrc_boxes * p*p]  multipoles, box b at M + b*p*p (all levels;
+//                               levels >= 2 are used, leaves by P2M)
+//   L      [ntrg_boxes * p*p]  locals, box b at L + b*p*p (levels >= 1 for
+//                               the modified stencil, >= 2 for the standard)
+//   has_local [ntrg_boxes]     1 when L_b received anything (else L_b == 0
+//                               and L2L / L2P from it are skipped)
+//   q      [nsrc]              charges in Morton (sorted) order
+//   d      [3*nsrc]            dipoles in sorted order, xyz interleaved
+//   pot    [ntrg], grad [3*ntrg]  results in sorted target order
+// Sorted coordinates (LaplacePlan::src_xyz / trg_xyz, double, 3 x n, host):
+//   src_xyz[3i..3i+2] = user source perm[i]. Every expansion / P2P uses
+//   coordinates RELATIVE TO A BOX CENTRE, formed in double and then rounded
+//   to T (P2M and L2P: relative to the leaf's centre; P2P: sources and
+//   targets relative to the target leaf's centre). In float this keeps the
+//   rounding of the coordinates at 6e-8 of a box size instead of 6e-8 of
+//   the domain, which is what lets float reach eps = 1e-5.
+//
+// Translation data (LaplaceTables<T>), every translation is RCR (eq. 33):
+//   out += A(a)^T B(b)^T Coax B(b) A(a) in     (flip = 0)
+//   out += A(a)^T F B(b) Coax B(b)^T F A(a) in (flip = 1: direction -(a,b), eq. 34)
+//   i.e. gpufmm::laplace_rcr_apply(p_op, p_op, cos_a, sin_a, B, flip, coax, in, out, work).
+//   "Ops" are indexed by
+//     op = cls                  in [0, 559)   M2L of tree class cls
+//     op = kOpM2M + o           o = child octant = child key & 7 (bit 0 x,
+//                               bit 1 y, bit 2 z): M2M child -> parent
+//     op = kOpL2L + o           L2L parent -> child of octant o
+//   and per op (arrays of kNumOps entries):
+//     op_p[op]       truncation number of the translation: p' of eq. (24)
+//                    (with the error budget of laplace_p_reduced) for M2L
+//                    when variable_truncation, else p; 0 for class codes
+//                    that no list holds
+//     op_rot[op]     rotation table: B = rot + op_rot[op] * rot_stride
+//                    (laplace_rotation_precompute layout, degree n < p)
+//     op_flip[op]    0/1 (eq. 34); tables exist for cos(b) >= 0 only
+//     op_cos_a[op], op_sin_a[op]   azimuth of the (possibly flipped) direction
+//     op_coax[op]    coax matrix: coax + coax_offset[op_coax[op]], square
+//                    (op_p x op_p) in the laplace_translation.hpp layout
+//                    (S|S for M2M, R|R for L2L, S|R with rd, rs built in)
+//     op_rd[op], op_rs[op]  M2L only: rd = h_dst/|t|, rs = h_src/|t| for
+//                    laplace_m2l_apply_scaled with the unit table
+//                    coax_sr_unit (eq. 35: one p x p matrix for all M2L,
+//                    for drivers that prefer fast memory over the 20-odd
+//                    distance-specific matrices)
+//   Geometry of each op (t = receiving centre - emitting centre):
+//     same-level class d:  t = -d h_l,        rd = rs = 1/|d|
+//     type-2 class e:      t = -(e/2) h_{l+1}, rd = 4/|e|, rs = 2/|e|
+//     M2M octant o:        t = -(v/2) h_child, L2L: t = +(v/2) h_child,
+//                          v = (+-1, +-1, +-1) from o; tau = sqrt(3)/4, rho = 1/2.
+//
+// ===========================================================================
+// Evaluate
+// ===========================================================================
+// laplace_evaluate() checks the inputs (finite charges/dipoles, named with
+// their index) and dispatches on the plan's context: the CPU pipeline
+// (laplace_cpu.cpp) or, with a GPU context and the CUDA driver built,
+// cuda::laplace_evaluate. Outputs are written only after everything else
+// succeeded.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/context.hpp"
+#include "gpufmm.h"
+#include "tree/stencil.hpp"
+#include "tree/tree.hpp"
+
+// 1: plans on a GPU context keep their tree and data on the device and
+// evaluate with gpufmm::fmm::cuda::laplace_evaluate (issue 5, src/cuda/fmm).
+// 0 (-DGPUFMM_LAPLACE_CUDA_DRIVER=0, or no CUDA): a plan on a GPU context keeps
+// a CPU-side tree and evaluates with the CPU pipeline on host copies.
+#ifndef GPUFMM_LAPLACE_CUDA_DRIVER
+#if defined(GPUFMM_HAVE_CUDA)
+#define GPUFMM_LAPLACE_CUDA_DRIVER 1  // issue 5: src/cuda/fmm/laplace_fmm.cu
+#else
+#define GPUFMM_LAPLACE_CUDA_DRIVER 0
+#endif
+#endif
+
+namespace gpufmm {
+namespace fmm {
+
+// ---------------------------------------------------------------- options
+
+struct LaplaceOptions {
+  double eps = 1e-6;
+  gpufmm_dtype_t precision = GPUFMM_FLOAT64;
+  int p = 0;       // 0: from eps
+  int l_max = -1;  // -1: cost model (or s_max)
+  int s_max = -1;  // -1: cost model; >= 1: tree depth from max points per box
+  int stencil = GPUFMM_STENCIL_MODIFIED;
+  bool variable_truncation = true;
+};
+
+// C options (NULL = defaults) -> validated LaplaceOptions; throws
+// INVALID_ARGUMENT naming the field.
+LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt);
+void laplace_options_defaults(gpufmm_laplace_options_t* opt);
+void validate_options(const LaplaceOptions& o);
+
+// Truncation number for eps (both potential and gradient within eps, eq. 36):
+// the larger of laplace_p_for_eps(eps, single, false/true).
+int laplace_p_from_eps(double eps, bool single_precision);
+// True when the error model of laplace_error.hpp puts potential and gradient
+// within eps at truncation p. When the p of laplace_p_from_eps does not (it
+// was capped), plan creation switches variable truncation off.
+bool laplace_p_certifies(int p, double eps);
+
+// ---------------------------------------------------------------- tables
+
+constexpr int kOpM2M = tree::kNumClasses;  // 559
+constexpr int kOpL2L = kOpM2M + 8;         // 567
+constexpr int kNumOps = kOpL2L + 8;        // 575
+
+template <class T>
+struct LaplaceTables {
+  int p = 0;
+  int rot_stride = 0;  // laplace_rotation_size(p)
+  int nrot = 0;        // rotation tables
+  std::vector<T> rot;  // [nrot * rot_stride]
+  std::vector<int32_t> op_p, op_rot, op_coax;  // [kNumOps]
+  std::vector<int8_t> op_flip;                 // [kNumOps]
+  std::vector<T> op_cos_a, op_sin_a;           // [kNumOps]
+  std::vector<T> op_rd, op_rs;                 // [kNumOps]
+  std::vector<int64_t> coax_offset;            // [ncoax + 1]
+  std::vector<int32_t> coax_p;                 // [ncoax]
+  std::vector<T> coax;                         // [coax_offset[ncoax]]
+  std::vector<T> coax_sr_unit;                 // laplace_coax_sr(p, p, 1, 1)
+
+  int ncoax() const { return static_cast<int>(coax_p.size()); }
+  const T* rotation(int op) const { return rot.data() + static_cast<size_t>(op_rot[op]) * rot_stride; }
+  const T* coax_matrix(int op) const { return coax.data() + coax_offset[op_coax[op]]; }
+  size_t bytes() const;
+};
+
+// Builds the tables for truncation p (double precomputation, rounded to T).
+template <class T>
+void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t);
+
+// ---------------------------------------------------------------- cost model
+
+// Modelled seconds of one evaluate (papers/000 eqs. 26-29 with measured
+// box / pair counts instead of the uniform estimate): see docs/laplace_fmm.md.
+//   cost = c_pair * (near-field pairs)
+//        + c_rcr3 * sum over translations of p_op^3 (+ c_rcr2 * p_op^2)
+//        + c_point * p^2 * (nsrc + ntrg)        (P2M + L2P, when l_max >= 2)
+struct LaplaceCostConstants {
+  double c_pair = 0;   // seconds per source-target pair (charges, potential + gradient)
+  double c_rcr3 = 0;   // seconds per p^3 of one RCR translation
+  double c_rcr2 = 0;   // seconds per p^2 of one RCR translation
+  double c_point = 0;  // seconds per p^2 per point (P2M, L2P with gradient)
+  double scalar_factor = 1;  // CPU: translation cost factor when p > kBatchedM2LMaxP
+};
+
+// The CPU pipeline batches M2L translations of one class over SIMD lanes
+// (laplace_pipeline_impl.hpp) up to this p, and translates one at a time
+// above it (the lane copies of the tables would outgrow the caches).
+constexpr int kBatchedM2LMaxP = 32;
+// Per-core constants measured for the OpenMP pipeline (docs/laplace_fmm.md).
+LaplaceCostConstants laplace_cost_constants_cpu(bool single_precision);
+
+struct LaplaceDepthChoice {
+  int l_max = 0;
+  std::vector<double> cost;       // modelled seconds per candidate depth 0..(scanned)
+  std::vector<double> p2p_pairs;  // near-field pairs per candidate depth
+  std::vector<double> m2l;        // M2L translations (cumulative) per candidate depth
+};
+
+// Chooses l_max minimising the modelled cost from the sorted Morton keys of
+// the sources and targets (trg_keys == nullptr: targets are the sources).
+template <class T>
+LaplaceDepthChoice laplace_choose_depth(const uint64_t* src_keys, int64_t nsrc,
+                                        const uint64_t* trg_keys, int64_t ntrg, bool modified,
+                                        const LaplaceTables<T>& tables,
+                                        const LaplaceCostConstants& c);
+
+// ---------------------------------------------------------------- plan
+
+struct LaplaceStageTimes {
+  double p2m = 0, upward = 0, downward = 0, l2p = 0, p2p = 0, total = 0;
+};
+
+template <class T>
+struct LaplaceWorkspace {
+  std::vector<T> M, L, q, d, pot, grad;
+  std::vector<uint8_t> has_local;
+  // CPU pipeline only: the rotation and coax tables with every entry
+  // repeated once per SIMD lane (batched M2L, laplace_pipeline_impl.hpp).
+  std::vector<T> rot_lanes, coax_lanes;
+  bool scalar_m2l = false;  // testing: force one translation at a time
+};
+
+class LaplacePlan {
+ public:
+  explicit LaplacePlan(Context& ctx);  // takes a child reference on ctx
+  ~LaplacePlan();
+  LaplacePlan(const LaplacePlan&) = delete;
+  LaplacePlan& operator=(const LaplacePlan&) = delete;
+
+  Context& ctx;                       // the user's context
+  // Issue 5 (temporary): on a GPU context without the CUDA driver the tree is
+  // built on this CPU context and evaluate runs the CPU pipeline on host
+  // copies of the data.
+  std::unique_ptr<Context> host_ctx;
+  LaplaceOptions options;             // effective options (see laplace_p_certifies)
+  int p = 0;
+  int l_max = 0;
+  bool same_sets = false;
+  bool modified = true;                // options.stencil == MODIFIED
+  int64_t nsrc = 0, ntrg = 0;
+  std::unique_ptr<tree::Tree> tree;
+  std::vector<double> src_xyz, trg_xyz;  // sorted, 3 x n; trg_xyz empty when same_sets
+  LaplaceTables<double> tables_d;        // filled for FLOAT64 plans
+  LaplaceTables<float> tables_f;         // filled for FLOAT32 plans
+  LaplaceDepthChoice depth;              // the cost model's scan (empty when not used)
+
+  // sizes (plan_info)
+  int64_t src_boxes = 0, trg_boxes = 0;
+  int64_t m2l_translations = 0;  // S|R per evaluate
+  int64_t p2p_pairs = 0;         // near-field source-target pairs (self pairs included)
+  int64_t max_near_sources = 0;  // max over target leaves of the sources in its neighbours
+  int64_t max_leaf_points = 0;   // max points of a source or target leaf
+  // Work of the translations per evaluate (cost model, calibration): sums of
+  // p_op^3 and p_op^2 over every M2L, M2M and L2L translation.
+  double rcr_p3 = 0, rcr_p2 = 0;
+  double plan_seconds = 0;
+
+  LaplaceStageTimes last;  // of the last evaluate
+  LaplaceWorkspace<double> ws_d;
+  LaplaceWorkspace<float> ws_f;
+  // Issue 5: device data of the CUDA driver (tables, coordinates, workspace,
+  // streams; fmm/laplace_gpu.hpp), freed by its own deleter. Null on the CPU.
+  std::shared_ptr<void> gpu;
+
+  bool single() const { return options.precision == GPUFMM_FLOAT32; }
+  bool cpu_pipeline() const;  // evaluate runs laplace_evaluate_cpu
+  const tree::PointSet& sources() const { return tree->src; }
+  const tree::PointSet& targets() const { return tree->receivers(); }
+  const double* target_xyz() const { return same_sets ? src_xyz.data() : trg_xyz.data(); }
+};
+
+// Builds a plan: validates, checks coordinates (NaN/Inf named with the index:
+// "argument 'targets': point 17 has a NaN or Inf coordinate"), chooses p and
+// l_max, builds the tree and the tables. targets == nullptr: at the sources.
+std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOptions& opt,
+                                                 int64_t nsrc, const double* sources,
+                                                 int64_t ntrg, const double* targets);
+
+// One evaluate. Pointers are in the user's order. dtype: GPUFMM_FLOAT64
+// (host API) or the plan's precision (arrays). on_context: pointers are in
+// the context's memory (device memory on a GPU context) rather than host
+// memory. charges/dipoles may be null (not both), pot/grad may be null (not
+// both). Outputs are overwritten, and only on success.
+struct LaplaceEvalArgs {
+  gpufmm_dtype_t dtype = GPUFMM_FLOAT64;
+  bool on_context = false;
+  const void* charges = nullptr;
+  const void* dipoles = nullptr;
+  void* pot = nullptr;
+  void* grad = nullptr;
+};
+
+void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
+
+// The OpenMP pipeline: host pointers, inputs already validated.
+void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& args);
+// The instruction set the CPU pipeline runs with: "generic", "avx2", "avx512".
+const char* laplace_cpu_isa();
+
+gpufmm_laplace_info_t laplace_plan_info(const LaplacePlan& plan);
+
+#if defined(GPUFMM_HAVE_CUDA)
+namespace cuda {
+// Issue 5 (src/cuda/fmm/): evaluates on the plan's GPU context. args are in
+// the user's order, host memory (on_context false) or device memory
+// (on_context true, dtype = the plan's precision); inputs are validated.
+// Must fill plan.last (stage times) and write the outputs only on success.
+void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
+}  // namespace cuda
+#endif
+
+}  // namespace fmm
+}  // namespace gpufmm
+
+// The object behind gpufmm_laplace_plan_t.
+struct gpufmm_laplace_plan_s {
+  std::unique_ptr<gpufmm::fmm::LaplacePlan> plan;
+  std::mutex mutex;  // one evaluate at a time per plan (shared workspace)
+};
+
+namespace gpufmm {
+inline gpufmm_laplace_plan_s* checked_laplace_plan(gpufmm_laplace_plan_t p,
+                                                   const char* argname = "plan") {
+  return checked_handle(p, HandleKind::LaplacePlan, argname);
+}
+}  // namespace gpufmm
