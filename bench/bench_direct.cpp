@@ -27,9 +27,15 @@
 #include "common/distributions.hpp"
 #include "core/context.hpp"
 #include "fmm/direct.hpp"
+#include "bench_args.hpp"
 #include "gpufmm.h"
 
 namespace {
+
+using bench::flag;
+using bench::now;
+using bench::option;
+using bench::split;
 
 struct Row {
   std::string backend, device, precision;
@@ -38,31 +44,7 @@ struct Row {
   double call = 0, kernel = 0;  // seconds
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    const size_t e = s.find(',', b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
-}
-
 long long parse_count(const std::string& s) { return static_cast<long long>(std::strtod(s.c_str(), nullptr)); }
-
-std::string option(int argc, char** argv, const char* key, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == key) return argv[i + 1];
-  return fallback;
-}
-
-bool flag(int argc, char** argv, const char* f) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == f) return true;
-  return false;
-}
 
 // One configuration: a warm-up call, then `repeat` timed calls; the best call
 // time and the best kernel time.

@@ -39,37 +39,15 @@
 #include "common/distributions.hpp"
 #include "core/context.hpp"
 #include "fmm/laplace_plan.hpp"
+#include "bench_args.hpp"
 #include "gpufmm.h"
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    const size_t e = s.find(',', b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
-}
-
-std::string option(int argc, char** argv, const char* key, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == key) return argv[i + 1];
-  return fallback;
-}
-
-bool flag(int argc, char** argv, const char* key) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == key) return true;
-  return false;
-}
+using bench::flag;
+using bench::now;
+using bench::option;
+using bench::split;
 
 void check(gpufmm_status_t s, const char* what) {
   if (s != GPUFMM_SUCCESS) {

@@ -20,9 +20,15 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "bench_args.hpp"
 #include "gpufmm.h"
 
 namespace {
+
+using bench::flag;
+using bench::now;
+using bench::option;
+using bench::split;
 
 struct Row {
   std::string backend, device, dist;
@@ -31,18 +37,6 @@ struct Row {
   long long leaves = 0, entries = 0;
   double keys = 0, sort = 0, hierarchy = 0, lists = 0, total = 0;  // ms
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    const size_t e = s.find(',', b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
-}
 
 bool check(gpufmm_status_t st, const char* what) {
   if (st == GPUFMM_SUCCESS) return true;
