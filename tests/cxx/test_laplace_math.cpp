@@ -3,8 +3,8 @@
 // Every operator is checked against direct evaluation with random inputs
 // (std::mt19937_64, fixed but different seeds), in double and float.  The
 // whole file runs in a few seconds; the calibration sweep behind
-// laplace_p_for_eps is the DISABLED_ test at the end (run it with
-// --gtest_also_run_disabled_tests --gtest_filter=*Calibration*).
+// laplace_p_for_eps is tests/cxx/test_laplace_math_calibration_long.cpp
+// (label long).
 #include <gtest/gtest.h>
 
 #include <algorithm>
