@@ -242,6 +242,19 @@ struct Pipeline {
     return e1 - e0;
   }
 
+  // Starts L_b of box b at level l: zero, plus L2L from its parent when the
+  // parent has a local expansion (levels >= 2). Returns the translations done.
+  int64_t local_from_parent(int l, int64_t b, T* Lb, T* work) {
+    std::fill(Lb, Lb + p2, T(0));
+    if (l < 2) return 0;
+    const int32_t par = R.parent[b];
+    if (!W.has_local[par]) return 0;
+    const int op = kOpL2L + int(R.box_key[b] & 7u);
+    rcr_one<T>(p, p, tab.op_cos_a[op], tab.op_sin_a[op], tab.rotation(op), tab.op_flip[op] != 0,
+               tab.coax_matrix(op), W.L.data() + int64_t(par) * p2, Lb, work);
+    return 1;
+  }
+
   // ---- downward pass, batched M2L (p <= kM2LLanesMaxP)
   using LanesT = Lanes<T, kM2LLanes<T>>;
   static constexpr int kW = kM2LLanes<T>;
@@ -289,18 +302,7 @@ struct Pipeline {
           entries.clear();
           for (int64_t b = first; b < last; ++b) {
             T* Lb = W.L.data() + b * p2;
-            std::fill(Lb, Lb + p2, T(0));
-            int64_t n = 0;
-            if (l >= 2) {
-              const int32_t par = R.parent[b];
-              if (W.has_local[par]) {
-                const int op = kOpL2L + int(R.box_key[b] & 7u);
-                rcr_one<T>(p, p, tab.op_cos_a[op], tab.op_sin_a[op], tab.rotation(op),
-                           tab.op_flip[op] != 0, tab.coax_matrix(op),
-                           W.L.data() + int64_t(par) * p2, Lb, work.data());
-                ++n;
-              }
-            }
+            int64_t n = local_from_parent(l, b, Lb, work.data());
             auto collect = [&](const tree::List& list) {
               for (int64_t e = list.offsets[b]; e < list.offsets[b + 1]; ++e)
                 entries.push_back({list.cls[e], int32_t(b - first), list.index[e]});
@@ -369,18 +371,7 @@ struct Pipeline {
 #pragma omp for schedule(dynamic, 4)
         for (int64_t b = b0; b < b1; ++b) {
           T* Lb = W.L.data() + b * p2;
-          std::fill(Lb, Lb + p2, T(0));
-          int64_t n = 0;
-          if (l >= 2) {
-            const int32_t par = R.parent[b];
-            if (W.has_local[par]) {
-              const int op = kOpL2L + int(R.box_key[b] & 7u);
-              rcr_one<T>(p, p, tab.op_cos_a[op], tab.op_sin_a[op], tab.rotation(op),
-                         tab.op_flip[op] != 0, tab.coax_matrix(op),
-                         W.L.data() + int64_t(par) * p2, Lb, work.data());
-              ++n;
-            }
-          }
+          int64_t n = local_from_parent(l, b, Lb, work.data());
           if (modified) {
             if (l >= 2) n += m2l_row(tr.lists[tree::kType1], b, Lb, work.data());
             n += m2l_row(tr.lists[tree::kType2], b, Lb, work.data());
