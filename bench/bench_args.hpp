@@ -3,8 +3,22 @@
 #pragma once
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "gpufmm.h"
+
+// Exits with the library's message when a gpufmm call fails.
+#define CHECK(call)                                                                \
+  do {                                                                             \
+    gpufmm_status_t st_ = (call);                                                  \
+    if (st_ != GPUFMM_SUCCESS) {                                                   \
+      std::fprintf(stderr, "%s failed: %s\n", #call, gpufmm_last_error_message()); \
+      std::exit(1);                                                                \
+    }                                                                              \
+  } while (0)
 
 namespace bench {
 

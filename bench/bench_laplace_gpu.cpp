@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "common/rel_l2.hpp"
 #include "bench_args.hpp"
 #include "gpufmm.h"
 
@@ -36,14 +37,6 @@ using bench::now;
 using bench::option;
 using bench::split;
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    gpufmm_status_t st_ = (call);                                                         \
-    if (st_ != GPUFMM_SUCCESS) {                                                          \
-      std::fprintf(stderr, "%s failed: %s\n", #call, gpufmm_last_error_message());        \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
 
 struct Row {
   std::string dist, precision, kernels;
@@ -55,14 +48,7 @@ struct Row {
   double err_pot = -1, err_grad = -1;
 };
 
-double rel_l2(const std::vector<double>& a, const std::vector<double>& ref) {
-  double e = 0, n = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    e += (a[i] - ref[i]) * (a[i] - ref[i]);
-    n += ref[i] * ref[i];
-  }
-  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
-}
+using gpufmm_test::rel_l2;
 
 struct Case {
   gpufmm_context_t ctx;

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "gpufmm.h"
+#include "common/gpu_cpu_fixture.hpp"
+#include "common/rel_l2.hpp"
 
 namespace {
 
@@ -27,27 +29,10 @@ std::vector<double> uniform(std::mt19937_64& g, size_t n, double lo, double hi) 
   return v;
 }
 
-double rel_l2(const std::vector<double>& a, const std::vector<double>& ref) {
-  double e = 0, n = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    e += (a[i] - ref[i]) * (a[i] - ref[i]);
-    n += ref[i] * ref[i];
-  }
-  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
-}
+using gpufmm_test::rel_l2;
 
-class CudaLaplaceDirect : public ::testing::Test {
+class CudaLaplaceDirect : public gpufmm_test::GpuCpuContexts {
  protected:
-  void SetUp() override {
-    int n = 0;
-    if (gpufmm_device_count(&n) != GPUFMM_SUCCESS || n == 0) GTEST_SKIP() << "no CUDA device visible";
-    GPUFMM_OK(gpufmm_context_create(0, &gpu));
-    GPUFMM_OK(gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu));
-  }
-  void TearDown() override {
-    if (gpu) EXPECT_EQ(gpufmm_context_destroy(gpu), GPUFMM_SUCCESS);
-    if (cpu) EXPECT_EQ(gpufmm_context_destroy(cpu), GPUFMM_SUCCESS);
-  }
 
   // ns random sources (source 1 duplicates source 0), nt targets (nt < 0: at
   // the sources; otherwise target 0 sits on source 2), both precisions, every
@@ -102,7 +87,6 @@ class CudaLaplaceDirect : public ::testing::Test {
                 static_cast<long long>(ns), static_cast<long long>(nt), max_err[1], max_err[0]);
   }
 
-  gpufmm_context_t gpu = nullptr, cpu = nullptr;
   double max_err[2] = {0, 0};  // [float, double]
 };
 

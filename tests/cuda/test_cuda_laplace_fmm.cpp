@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "common/gpu_cpu_fixture.hpp"
+#include "common/rel_l2.hpp"
 #include "gpufmm.h"
 
 namespace {
@@ -28,14 +30,7 @@ namespace {
 
 using gpufmm_test::Dist;
 
-double rel_l2(const std::vector<double>& a, const std::vector<double>& ref) {
-  double e = 0, n = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    e += (a[i] - ref[i]) * (a[i] - ref[i]);
-    n += ref[i] * ref[i];
-  }
-  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
-}
+using gpufmm_test::rel_l2;
 
 std::vector<double> randu(uint64_t seed, size_t n, double lo, double hi) {
   std::mt19937_64 g(seed);
@@ -49,18 +44,11 @@ struct Result {
   std::vector<double> pot, grad;
 };
 
-class CudaLaplaceFmm : public ::testing::Test {
+class CudaLaplaceFmm : public gpufmm_test::GpuCpuContexts {
  protected:
-  void SetUp() override {
-    int n = 0;
-    if (gpufmm_device_count(&n) != GPUFMM_SUCCESS || n == 0) GTEST_SKIP() << "no CUDA device visible";
-    GPUFMM_OK(gpufmm_context_create(0, &gpu));
-    GPUFMM_OK(gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu));
-  }
   void TearDown() override {
     unsetenv("GPUFMM_LAPLACE_KERNELS");
-    if (gpu) EXPECT_EQ(gpufmm_context_destroy(gpu), GPUFMM_SUCCESS);
-    if (cpu) EXPECT_EQ(gpufmm_context_destroy(cpu), GPUFMM_SUCCESS);
+    GpuCpuContexts::TearDown();
   }
 
   // Plan + evaluate on ctx; returns the plan's l_max and p through info.
@@ -85,8 +73,6 @@ class CudaLaplaceFmm : public ::testing::Test {
     GPUFMM_OK(gpufmm_laplace_direct(gpu, precision, ns, src.data(), q, d, nt, trg ? trg->data() : nullptr,
                                     r.pot.data(), r.grad.data()));
   }
-
-  gpufmm_context_t gpu = nullptr, cpu = nullptr;
 };
 
 gpufmm_laplace_options_t options(double eps, int precision, int p = 0, int l_max = -1) {
@@ -222,7 +208,8 @@ TEST_F(CudaLaplaceFmm, KernelStrategiesAgree) {
     const auto o = options(1e-6, precision, 0, 4);
     Result base;
     fmm(gpu, o, src, nullptr, q.data(), d.data(), base);
-    for (const char* k : {"p2m=wpb", "m2m=gpb", "m2l=wpb", "l2p=tpt", "p2p=tpt", "overlap=off", "work=global",
+    for (const char* k : {"p2m=wpb", "p2m=tpb", "m2m=gpb", "m2l=wpb", "l2p=tpt", "l2p=tpb", "p2p=tpt", "overlap=off",
+                          "work=global",
                           "p2m=wpb,m2m=gpb,m2l=wpb,l2p=tpt,p2p=tpt,overlap=off,work=global"}) {
       SCOPED_TRACE(std::string(k) + " precision " + std::to_string(precision));
       setenv("GPUFMM_LAPLACE_KERNELS", k, 1);
@@ -236,6 +223,41 @@ TEST_F(CudaLaplaceFmm, KernelStrategiesAgree) {
   }
 }
 
+// Grouped M2L (the default): group sizes (1 receiver .. more than a level),
+// 4 and 8 lanes, both stencils, a low and a high p (reduced classes),
+// and the receiver-major BpB kernel, all against the CPU pipeline.
+TEST_F(CudaLaplaceFmm, GroupedM2LMatchesCpu) {
+  const int64_t n = 12000;
+  const auto src = gpufmm_test::make_points(Dist::Ellipsoid, n, 51);
+  const auto trg = gpufmm_test::make_points(Dist::Uniform, n / 2, 52);
+  const auto q = randu(53, n, -1, 1);
+  struct Case {
+    const char *group, *lanes, *kernels;
+  };
+  for (int stencil : {int(GPUFMM_STENCIL_MODIFIED), int(GPUFMM_STENCIL_STANDARD)})
+    for (int p : {9, 30}) {
+      auto o = options(1e-6, GPUFMM_FLOAT64, p, 4);
+      o.stencil = stencil;
+      Result c;
+      fmm(cpu, o, src, &trg, q.data(), nullptr, c);
+      for (const Case k : {Case{"16", "8", "m2l=grp"}, Case{"1", "4", "m2l=grp"}, Case{"3", "8", "m2l=grp"},
+                           Case{"100000", "4", "m2l=grp"}, Case{"16", "8", "m2l=bpb"}}) {
+        SCOPED_TRACE(std::string("stencil ") + std::to_string(stencil) + " p " + std::to_string(p) + " group " +
+                     k.group + " lanes " + k.lanes + " " + k.kernels);
+        setenv("GPUFMM_LAPLACE_M2L_GROUP", k.group, 1);
+        setenv("GPUFMM_LAPLACE_M2L_LANES", k.lanes, 1);
+        setenv("GPUFMM_LAPLACE_KERNELS", k.kernels, 1);
+        Result g;
+        fmm(gpu, o, src, &trg, q.data(), nullptr, g);
+        unsetenv("GPUFMM_LAPLACE_M2L_GROUP");
+        unsetenv("GPUFMM_LAPLACE_M2L_LANES");
+        unsetenv("GPUFMM_LAPLACE_KERNELS");
+        EXPECT_LE(rel_l2(g.pot, c.pot), 1e-12);
+        EXPECT_LE(rel_l2(g.grad, c.grad), 1e-12);
+      }
+    }
+}
+
 // Degenerate sizes: one source, shallow trees, dipoles only, potential only.
 TEST_F(CudaLaplaceFmm, SmallAndShallow) {
   for (int64_t n : {1, 2, 50, 700}) {
@@ -247,6 +269,67 @@ TEST_F(CudaLaplaceFmm, SmallAndShallow) {
       Result g, c;
       fmm(gpu, o, src, nullptr, nullptr, d.data(), g);
       fmm(cpu, o, src, nullptr, nullptr, d.data(), c);
+      EXPECT_LE(rel_l2(g.pot, c.pot), 1e-12);
+      EXPECT_LE(rel_l2(g.grad, c.grad), 1e-12);
+    }
+  }
+}
+
+// P2M and L2P strategies (p2m=bpb|wpb|tpb, p2m=bpb with 1, 2 and 4 warps per
+// leaf, l2p=bpb|tpt|tpb) against the CPU pipeline: charges, dipoles and both,
+// double and float, sources == targets and !=. Uniform points at l_max 2
+// (~190 per leaf: more than one tile of 32 sources and one block of 128
+// targets) and Plummer points at l_max 3 (crowded central leaves, sparse outer
+// ones). p = 40 and 50 (double): k_p2m_bpb with the shared-memory opt-in (4
+// warps, 85 KB at p = 40) and with fewer warps per block (2 at p = 50).
+TEST_F(CudaLaplaceFmm, P2MAndL2PStrategiesMatchCpu) {
+  const int64_t n = 12000;
+  const auto q = randu(63, n, -1, 1), d = randu(64, 3 * n, -1, 1);
+  const char* all[] = {"",  // the defaults (p2m=bpb with automatic warps per leaf, l2p=bpb)
+                       "p2m=bpb,p2m_warps=1,l2p=bpb", "p2m=bpb,p2m_warps=2,l2p=tpt",
+                       "p2m=bpb,p2m_warps=4,l2p=tpb", "p2m=wpb,l2p=tpt", "p2m=tpb,l2p=tpb"};
+  for (auto [dist, l_max] : {std::pair<Dist, int>{Dist::Uniform, 2}, std::pair<Dist, int>{Dist::Plummer, 3}}) {
+    const auto src = gpufmm_test::make_points(dist, n, 61);
+    const auto trg = gpufmm_test::make_points(dist, n / 2, 62);
+    for (int precision : {int(GPUFMM_FLOAT64), int(GPUFMM_FLOAT32)})
+      for (int inputs : {1, 2, 3})
+        for (int same : {1, 0}) {
+          if (!same && inputs != 3) continue;
+          const double* qp = (inputs & 1) ? q.data() : nullptr;
+          const double* dp = (inputs & 2) ? d.data() : nullptr;
+          const auto o = options(1e-6, precision, precision == GPUFMM_FLOAT64 ? 12 : 7, l_max);
+          Result c;
+          fmm(cpu, o, src, same ? nullptr : &trg, qp, dp, c);
+          for (const char* k : all) {
+            SCOPED_TRACE(std::string(gpufmm_test::dist_name(dist)) + " precision " + std::to_string(precision) +
+                         " inputs " + std::to_string(inputs) + " same " + std::to_string(same) + " kernels '" + k +
+                         "'");
+            if (*k) setenv("GPUFMM_LAPLACE_KERNELS", k, 1);
+            Result g;
+            fmm(gpu, o, src, same ? nullptr : &trg, qp, dp, g);
+            unsetenv("GPUFMM_LAPLACE_KERNELS");
+            // Float: GPU and CPU round differently (FMA contraction, rsqrt,
+            // order of the M2L sums); with dipoles on Plummer data every
+            // strategy, the unchanged wpb / tpt kernels included, differs from
+            // the CPU by 2.2e-5 in the gradient (H100), hence 5e-5.
+            const double tol = precision == GPUFMM_FLOAT64 ? 1e-12 : 5e-5;
+            EXPECT_LE(rel_l2(g.pot, c.pot), tol);
+            EXPECT_LE(rel_l2(g.grad, c.grad), tol);
+          }
+        }
+  }
+  // High p (double, charges and dipoles).
+  const auto src = gpufmm_test::make_points(Dist::Uniform, n, 65);
+  for (int p : {40, 50}) {
+    const auto o = options(1e-6, GPUFMM_FLOAT64, p, 2);
+    Result c;
+    fmm(cpu, o, src, nullptr, q.data(), d.data(), c);
+    for (const char* k : {"", "p2m=bpb,p2m_warps=1", "p2m=bpb,p2m_warps=4", "p2m=wpb,l2p=tpt"}) {
+      SCOPED_TRACE("p " + std::to_string(p) + " kernels '" + k + "'");
+      if (*k) setenv("GPUFMM_LAPLACE_KERNELS", k, 1);
+      Result g;
+      fmm(gpu, o, src, nullptr, q.data(), d.data(), g);
+      unsetenv("GPUFMM_LAPLACE_KERNELS");
       EXPECT_LE(rel_l2(g.pot, c.pot), 1e-12);
       EXPECT_LE(rel_l2(g.grad, c.grad), 1e-12);
     }

@@ -18,12 +18,14 @@
 // Seeds are fresh every run (printed with any failure); set
 // GPUFMM_TEST_SEED=<seed> to replay one.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -786,6 +788,109 @@ TEST(LaplaceFmmCostModel, CountsMatchTheTreeAndChoiceIsTheMinimum) {
         EXPECT_EQ(forced->p2p_pairs, plan->p2p_pairs);
         EXPECT_TRUE(forced->depth.cost.empty());
       }
+}
+
+
+// Every depth the cost model scans counts what a tree of that depth holds
+// (near-field pairs, M2L translations), on inputs large enough for the
+// scan's parallel paths (more threads than cores on purpose: chunk
+// boundaries), uniform and clustered, sources = targets and !=.
+TEST(LaplaceFmmCostModel, EveryScannedDepthMatchesItsTree) {
+  using namespace gpufmm;
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(4);
+  struct Case {
+    Dist dist;
+    bool same;
+    int stencil;
+  };
+  for (const Case& c : {Case{Dist::Uniform, true, GPUFMM_STENCIL_MODIFIED},
+                        Case{Dist::Plummer, false, GPUFMM_STENCIL_MODIFIED},
+                        Case{Dist::Ellipsoid, true, GPUFMM_STENCIL_STANDARD},
+                        Case{Dist::Plummer, true, GPUFMM_STENCIL_STANDARD}}) {
+    const Problem p = make_problem(c.dist, 100003, c.same ? -1 : 60001, base_seed() + 1600);
+    const std::string what = std::string(gpufmm_test::dist_name(c.dist)) + (c.same ? " same" : " distinct") +
+                             " stencil " + std::to_string(c.stencil) + seed_note();
+    Context ctx;
+    fmm::LaplaceOptions o;
+    o.eps = 1e-3;
+    o.stencil = c.stencil;
+    auto plan = fmm::laplace_plan_create(ctx, o, p.ns, p.src.data(), p.nt, p.targets());
+    const fmm::LaplaceDepthChoice d = plan->depth;
+    ASSERT_GE(d.cost.size(), size_t(4)) << what;
+    for (size_t l = 0; l < d.cost.size(); ++l) {
+      fmm::LaplaceOptions f = o;
+      f.l_max = int(l);
+      auto forced = fmm::laplace_plan_create(ctx, f, p.ns, p.src.data(), p.nt, p.targets());
+      EXPECT_EQ(int64_t(d.p2p_pairs[l]), forced->p2p_pairs) << what << " level " << l;
+      EXPECT_EQ(int64_t(d.m2l[l]), forced->m2l_translations) << what << " level " << l;
+    }
+  }
+  omp_set_num_threads(threads);
+}
+
+// The translation tables are bitwise independent of the thread count (the
+// distinct tables are built in parallel); the process-wide cache hands out
+// one shared copy per (p, precision, variable truncation), and a plan's
+// tables equal it, with the cache on or off.
+template <class V>
+bool same_bits(const std::vector<V>& a, const std::vector<V>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(V)) == 0);
+}
+template <class T>
+bool same_tables(const gpufmm::fmm::LaplaceTables<T>& a, const gpufmm::fmm::LaplaceTables<T>& b) {
+  return a.p == b.p && a.rot_stride == b.rot_stride && a.nrot == b.nrot && same_bits(a.rot, b.rot) &&
+         same_bits(a.op_p, b.op_p) && same_bits(a.op_rot, b.op_rot) && same_bits(a.op_coax, b.op_coax) &&
+         same_bits(a.op_flip, b.op_flip) && same_bits(a.op_cos_a, b.op_cos_a) &&
+         same_bits(a.op_sin_a, b.op_sin_a) && same_bits(a.op_rd, b.op_rd) && same_bits(a.op_rs, b.op_rs) &&
+         same_bits(a.coax_offset, b.coax_offset) && same_bits(a.coax_p, b.coax_p) && same_bits(a.coax, b.coax) &&
+         same_bits(a.coax_sr_unit, b.coax_sr_unit);
+}
+template <class T>
+void check_tables(int p, bool vt) {
+  using namespace gpufmm;
+  const int threads = omp_get_max_threads();
+  fmm::LaplaceTables<T> serial, parallel;
+  omp_set_num_threads(1);
+  fmm::build_tables<T>(p, vt, serial);
+  omp_set_num_threads(5);
+  fmm::build_tables<T>(p, vt, parallel);
+  omp_set_num_threads(threads);
+  const std::string what = "p " + std::to_string(p) + " vt " + std::to_string(vt) + " " + (sizeof(T) == 4 ? "float" : "double");
+  EXPECT_TRUE(same_tables(serial, parallel)) << what;
+  auto c1 = fmm::laplace_tables_cached<T>(p, vt);
+  auto c2 = fmm::laplace_tables_cached<T>(p, vt);
+  EXPECT_EQ(c1.get(), c2.get()) << what;
+  EXPECT_TRUE(same_tables(*c1, serial)) << what;
+  fmm::LaplaceTables<T> got;
+  fmm::laplace_tables_get<T>(p, vt, got);
+  EXPECT_TRUE(same_tables(got, serial)) << what;
+  setenv("GPUFMM_LAPLACE_TABLE_CACHE", "0", 1);
+  fmm::laplace_tables_get<T>(p, vt, got);
+  unsetenv("GPUFMM_LAPLACE_TABLE_CACHE");
+  EXPECT_TRUE(same_tables(got, serial)) << what;
+}
+
+TEST(LaplaceFmmTables, ParallelBuildAndCacheAreTheSerialBuild) {
+  using namespace gpufmm;
+  for (int p : {1, 5, 12, 22, 31})
+    for (bool vt : {false, true}) {
+      check_tables<double>(p, vt);
+      check_tables<float>(p, vt);
+    }
+  // Plans: the tables of two plans and of the cache are the same.
+  Context ctx;
+  const std::vector<double> x = gpufmm_test::uniform_cube(3000, 7);
+  fmm::LaplaceOptions o;
+  o.eps = 1e-5;
+  fmm::laplace_tables_cache_clear();
+  auto a = fmm::laplace_plan_create(ctx, o, 3000, x.data(), 0, nullptr);
+  auto b = fmm::laplace_plan_create(ctx, o, 3000, x.data(), 0, nullptr);
+  EXPECT_TRUE(same_tables(a->tables_d, b->tables_d));
+  EXPECT_TRUE(same_tables(a->tables_d, *fmm::laplace_tables_cached<double>(a->p, a->options.variable_truncation)));
+  EXPECT_EQ(a->p2p_pairs, b->p2p_pairs);
+  // Many keys: older entries are dropped beyond the byte budget, the newest stays.
+  for (int p = 40; p <= 50; ++p) EXPECT_EQ(fmm::laplace_tables_cached<double>(p, false)->p, p);
 }
 
 }  // namespace

@@ -21,7 +21,10 @@
 #include <vector>
 
 #include "cuda/common/cuda_check.cuh"
+#include <cub/cub.cuh>
+
 #include "cuda/fmm/laplace_kernels.cuh"
+#include "cuda/fmm/laplace_m2l_group.cuh"
 #include "fmm/laplace_gpu.hpp"
 #include "tree/tree.hpp"
 
@@ -52,6 +55,12 @@ struct GpuData {
   LaplaceGpuKernels k;
   bool l2l_bpb = true;  // L2L: cooperative BpB (default) or thread per child ("l2l=tpb")
   int bpb_slots = 0;    // translations per BpB batch (0: automatic; GPUFMM_LAPLACE_BPB_SLOTS)
+  // Grouped M2L (m2l=grp): receivers per group, lanes per batch, entries.
+  int grp_size = 16;   // GPUFMM_LAPLACE_M2L_GROUP
+  int grp_lanes = 8;   // GPUFMM_LAPLACE_M2L_LANES (4 or 8)
+  bool grp_smem_tables = false;  // GPUFMM_LAPLACE_M2L_SMEM_TABLES (1: tables in shared memory)
+  int grp_threads = 0;          // GPUFMM_LAPLACE_M2L_THREADS (256; default: 512 when p^2 > 256)
+  DevM2LGroups grp;
   std::vector<void*> blocks;
   size_t bytes = 0;
   // tables
@@ -99,12 +108,13 @@ GpuData& gpu_of(LaplacePlan& P) {
 
 template <class T>
 DevTables<T> upload_tables(GpuData& G, const LaplaceTables<T>& t) {
-  // One allocation: rot | coax | cos | sin | coax_offset | op_p | op_rot | op_coax | op_flip.
+  // One allocation: rot | rotT | coax | cos | sin | coax_offset | op_p | op_rot | op_coax | op_flip.
   auto al = [](size_t x) { return (x + 255) / 256 * 256; };
   const size_t n_rot = t.rot.size() * sizeof(T), n_coax = t.coax.size() * sizeof(T),
                n_ang = kNumOps * sizeof(T), n_off = t.coax_offset.size() * sizeof(int64_t),
                n_i = kNumOps * sizeof(int32_t), n_f = kNumOps;
-  const size_t o_rot = 0, o_coax = o_rot + al(n_rot), o_cos = o_coax + al(n_coax), o_sin = o_cos + al(n_ang),
+  const size_t o_rot = 0, o_rotT = o_rot + al(n_rot), o_coax = o_rotT + al(n_rot), o_cos = o_coax + al(n_coax),
+               o_sin = o_cos + al(n_ang),
                o_off = o_sin + al(n_ang), o_p = o_off + al(n_off), o_r = o_p + al(n_i), o_c = o_r + al(n_i),
                o_f = o_c + al(n_i), total = o_f + al(n_f);
   std::vector<unsigned char> h(total, 0);
@@ -112,6 +122,19 @@ DevTables<T> upload_tables(GpuData& G, const LaplaceTables<T>& t) {
     if (n) std::memcpy(h.data() + o, src, n);
   };
   put(o_rot, t.rot.data(), n_rot);
+  {  // every (n+1)^2 "cos" and n^2 "sin" block of every table transposed
+    T* rt = reinterpret_cast<T*>(h.data() + o_rotT);
+    for (size_t base = 0; base + t.rot_stride <= t.rot.size(); base += t.rot_stride)
+      for (int n = 0; n < t.p; ++n) {
+        const size_t o = base + laplace_rotation_offset(n);
+        for (int blk = 0; blk < 2; ++blk) {
+          const int w = blk == 0 ? n + 1 : n;
+          const size_t ob = blk == 0 ? o : o + size_t(n + 1) * (n + 1);
+          for (int i = 0; i < w; ++i)
+            for (int j = 0; j < w; ++j) rt[ob + size_t(j) * w + i] = t.rot[ob + size_t(i) * w + j];
+        }
+      }
+  }
   put(o_coax, t.coax.data(), n_coax);
   put(o_cos, t.op_cos_a.data(), n_ang);
   put(o_sin, t.op_sin_a.data(), n_ang);
@@ -126,6 +149,7 @@ DevTables<T> upload_tables(GpuData& G, const LaplaceTables<T>& t) {
   d.p = t.p;
   d.rot_stride = t.rot_stride;
   d.rot = reinterpret_cast<const T*>(dv + o_rot);
+  d.rotT = reinterpret_cast<const T*>(dv + o_rotT);
   d.coax = reinterpret_cast<const T*>(dv + o_coax);
   d.cos_a = reinterpret_cast<const T*>(dv + o_cos);
   d.sin_a = reinterpret_cast<const T*>(dv + o_sin);
@@ -234,11 +258,17 @@ struct Eval {
     return g;
   }
 
+  // Dynamic shared memory above the 48 KB default; the carveout preference
+  // asks for the largest shared-memory configuration, so that several blocks
+  // of a large-smem kernel can share an SM.
   template <class K>
   void set_smem(K kernel, size_t smem) {
-    if (smem > (48u << 10))
+    if (smem > (48u << 10)) {
       GPUFMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(smem)));
+      GPUFMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             cudaSharedmemCarveoutMaxShared));
+    }
   }
 
   template <int KIND, int GG>
@@ -278,6 +308,42 @@ struct Eval {
                                              hl);
     check_launch(KIND == kBpbM2M ? "laplace M2M kernel" : KIND == kBpbM2L ? "laplace M2L kernel"
                                                                           : "laplace L2L kernel");
+  }
+
+  template <int NL, int NT, bool kSmemTables>
+  void m2l_grouped_launch(const T* M, T* Lx, uint8_t* hl) {
+    const size_t smem = m2l_group_smem_bytes<T, NL, kSmemTables>(p);
+    auto kern = k_m2l_group<T, NL, NT, kSmemTables>;
+    set_smem(kern, smem);
+    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.grp.ngroups, 1 << 30)));
+    kern<<<blocks, NT, smem, s0>>>(p, tab, G.grp, M, Lx, hl);
+    check_launch("laplace grouped M2L kernel");
+  }
+
+  // Lanes: GPUFMM_LAPLACE_M2L_LANES (8 by default, 4 where 8 do not fit);
+  // 512 threads when p^2 > 256 (GPUFMM_LAPLACE_M2L_THREADS=256 forces 256);
+  // rotation tables read through L1, or copied to shared memory per class
+  // with GPUFMM_LAPLACE_M2L_SMEM_TABLES=1 where they fit (H100, N = 1e6,
+  // p = 22 double: 8.4 ms through L1 with two blocks per SM, 9.5 ms in
+  // shared memory with one).
+  template <int NL>
+  void m2l_grouped_lanes(const T* M, T* Lx, uint8_t* hl) {
+    const bool st = G.grp_smem_tables && m2l_group_smem_bytes<T, NL, true>(p) <= G.smem_optin;
+    if (p2 > 256 && G.grp_threads != 256) {
+      if (st) m2l_grouped_launch<NL, 512, true>(M, Lx, hl);
+      else m2l_grouped_launch<NL, 512, false>(M, Lx, hl);
+    } else {
+      if (st) m2l_grouped_launch<NL, 256, true>(M, Lx, hl);
+      else m2l_grouped_launch<NL, 256, false>(M, Lx, hl);
+    }
+  }
+
+  void m2l_grouped(const T* M, T* Lx, uint8_t* hl) {
+    if (G.grp.ngroups == 0) return;
+    if (G.grp_lanes == 4 || m2l_group_smem_bytes<T, 8, false>(p) > G.smem_optin)
+      m2l_grouped_lanes<4>(M, Lx, hl);
+    else
+      m2l_grouped_lanes<8>(M, Lx, hl);
   }
 
   void m2l_level(const tree::List& list, int l, T* M, T* Lx, uint8_t* hl) {
@@ -387,7 +453,34 @@ struct Eval {
       {
         const int64_t b0 = S.level_offset[L], nb = S.level_offset[L + 1] - b0;
         const T h = T(tree::box_size(tr.cube, L));
-        if (G.k.p2m) {
+        // bpb: blocks of nw warps (shared memory nw x p2m_bpb_warp_bytes:
+        // 12320 B per warp at p = 22 double, 28448 B at p = 50), wpl warps
+        // per leaf: 1 (each coefficient summed over the leaf's sources in
+        // order, as on the CPU) when the leaves give >= 16 warps per SM,
+        // else 2 or 4 while the leaves average > 32 sources per warp.
+        const size_t p2m_wb = p2m_bpb_warp_bytes<T>(p);
+        if (G.k.p2m == 2 && p2m_wb <= G.smem_optin) {
+          int nw = kP2MMaxWarps;
+          while (nw > 1 && nw * p2m_wb > std::min<size_t>(G.smem_optin, 96u << 10)) nw /= 2;
+          int wpl = G.k.p2m_warps;
+          if (wpl <= 0) {
+            const double per_leaf = nb > 0 ? double(ns) / double(nb) : 0.0;
+            wpl = 1;
+            while (wpl < nw && nb * wpl < int64_t(G.sms) * 16 && per_leaf > 32.0 * wpl) wpl *= 2;
+          }
+          wpl = std::min(wpl, nw);
+          const size_t smem = size_t(nw) * p2m_wb;
+          const int per_block = nw / wpl;
+          const unsigned blocks =
+              static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((nb + per_block - 1) / per_block, 1 << 30)));
+          if (d) {
+            set_smem(k_p2m_bpb<T, true>, smem);
+            k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M);
+          } else {
+            set_smem(k_p2m_bpb<T, false>, smem);
+            k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M);
+          }
+        } else if (G.k.p2m) {  // wpb (also bpb where one warp's tile does not fit)
           const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
           k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M);
         } else {
@@ -412,6 +505,7 @@ struct Eval {
       // LevelDown1 (type 1 / standard M2L), LevelDown2 (type 2).
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
+      if (G.k.m2l == 3) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
       for (int l = P.modified ? 1 : 2; l <= L; ++l) {
         const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
         if (l >= 2 && nb > 0 && G.l2l_bpb) {
@@ -423,7 +517,8 @@ struct Eval {
                                                         g.use_smem);
           check_launch("laplace L2L kernel");
         }
-        if (P.modified) {
+        if (G.k.m2l == 3) {
+        } else if (P.modified) {
           if (l >= 2) m2l_level(tr.lists[tree::kType1], l, M, Lx, hl);
           m2l_level(tr.lists[tree::kType2], l, M, Lx, hl);
         } else {
@@ -435,7 +530,15 @@ struct Eval {
       {
         const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
         const T h = T(tree::box_size(tr.cube, L));
-        if (G.k.l2p)
+        if (G.k.l2p == 2) {
+          // bpb: one block per leaf, 32 .. 128 threads by the mean targets per leaf.
+          const int64_t per_leaf = nb > 0 ? (nt + nb - 1) / nb : 1;
+          const int threads = per_leaf > 64 ? 128 : per_leaf > 32 ? 64 : 32;
+          const size_t smem = size_t(p2) * sizeof(T);
+          set_smem(k_l2p_bpb<T>, smem);
+          const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
+          k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg);
+        } else if (G.k.l2p)
           k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(R), G.leaf_of, G.txyz, Lx, hl,
                                                                fp, fg);
         else
@@ -516,6 +619,118 @@ void evaluate_typed(LaplacePlan& P, GpuData& G, const DevTables<T>& tab, const L
     e.template run<double>(a);
 }
 
+// Grouped M2L entries (laplace_m2l_group.cuh): the M2L lists of every level
+// (modified stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L
+// list at l >= 2) keyed by (group of grp_size receivers of a level, class),
+// sorted, and cut into segments of one class.
+void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+  const tree::Tree& tr = *P.tree;
+  const tree::PointSet& R = tr.receivers();
+  const int L = P.l_max;
+  if (L < 2 || R.nboxes == 0) return;
+  require(L + 1 <= kGroupMaxLevels, GPUFMM_ERROR_INTERNAL, "laplace: tree too deep for grouped M2L");
+  GroupLevels lv{};
+  lv.nlev = L + 1;
+  lv.gsize = G.grp_size;
+  int64_t ngroups = 0;
+  for (int l = 0; l <= L; ++l) {
+    lv.lo[l] = R.level_offset[l];
+    lv.gbase[l] = ngroups;
+    ngroups += (R.level_offset[l + 1] - R.level_offset[l] + G.grp_size - 1) / G.grp_size;
+  }
+  lv.lo[L + 1] = R.level_offset[L + 1];
+  require(ngroups < (int64_t(1) << 22), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L groups");
+  struct Part {
+    const tree::List* list;
+    int lmin;
+  };
+  std::vector<Part> parts;
+  if (P.modified) {
+    parts.push_back({&tr.lists[tree::kType1], 2});
+    parts.push_back({&tr.lists[tree::kType2], 1});
+  } else {
+    parts.push_back({&tr.lists[tree::kM2L], 2});
+  }
+  // Entry range of each part (rows of levels lmin..L are contiguous).
+  std::vector<int64_t> first(parts.size()), count(parts.size());
+  int64_t nent = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    int64_t o[2] = {0, 0};
+    const tree::List& li = *parts[k].list;
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&o[0], li.offsets + R.level_offset[parts[k].lmin], sizeof(int64_t),
+                                      cudaMemcpyDeviceToHost, s0));
+    GPUFMM_CUDA_CHECK(
+        cudaMemcpyAsync(&o[1], li.offsets + R.level_offset[L + 1], sizeof(int64_t), cudaMemcpyDeviceToHost, s0));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    first[k] = o[0];
+    count[k] = o[1] - o[0];
+    nent += count[k];
+  }
+  G.grp.ngroups = ngroups;
+  require(nent < (int64_t(1) << 31), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L entries");
+  int32_t* gseg = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * (ngroups + 1), "laplace M2L groups"));
+  G.grp.gseg = gseg;
+  if (nent == 0) {
+    GPUFMM_CUDA_CHECK(cudaMemsetAsync(gseg, 0, sizeof(int32_t) * (ngroups + 1), s0));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    return;
+  }
+  // Temporaries: keys, values (in and sorted), unique keys, counts, CUB storage.
+  const size_t n = static_cast<size_t>(nent);
+  std::vector<void*> tmp;
+  auto talloc = [&](size_t b) {
+    void* p = backend_alloc(*G.ctx, std::max<size_t>(b, 16), "laplace M2L group set-up");
+    tmp.push_back(p);
+    return p;
+  };
+  struct Free {
+    std::vector<void*>& t;
+    Context& c;
+    ~Free() {
+      for (void* p : t) backend_free(c, p);
+    }
+  } free_tmp{tmp, *G.ctx};
+  uint32_t* key = static_cast<uint32_t*>(talloc(n * 4));
+  uint32_t* key_s = static_cast<uint32_t*>(talloc(n * 4));
+  uint64_t* val = static_cast<uint64_t*>(talloc(n * 8));
+  uint32_t* ukey = static_cast<uint32_t*>(talloc(n * 4));
+  int32_t* cnt = static_cast<int32_t*>(talloc((n + 1) * 4));
+  int32_t* nrun_d = static_cast<int32_t*>(talloc(4));
+  uint64_t* ent = static_cast<uint64_t*>(G.alloc(n * 8, "laplace M2L group entries"));
+  int64_t at = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const int64_t r0 = R.level_offset[parts[k].lmin], r1 = R.level_offset[L + 1];
+    if (count[k] > 0) {
+      k_m2l_group_keys<<<blocks_for(G, r1 - r0, 128), 128, 0, s0>>>(r0, r1, lv, dev_list(*parts[k].list),
+                                                                    first[k] - at, key, val);
+      check_launch("laplace M2L group key kernel");
+    }
+    at += count[k];
+  }
+  int end_bit = 10;
+  while ((int64_t(1) << end_bit) < ngroups * 1024) ++end_bit;
+  size_t b_sort = 0, b_rle = 0, b_scan = 0;
+  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b_sort, key, key_s, val, ent, nent, 0, end_bit, s0));
+  GPUFMM_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, b_rle, key_s, ukey, cnt, nrun_d, nent, s0));
+  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b_scan, cnt, cnt, nent + 1, s0));
+  void* cub_tmp = talloc(std::max(b_sort, std::max(b_rle, b_scan)));
+  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp, b_sort, key, key_s, val, ent, nent, 0, end_bit, s0));
+  GPUFMM_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(cub_tmp, b_rle, key_s, ukey, cnt, nrun_d, nent, s0));
+  int32_t nseg = 0;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&nseg, nrun_d, sizeof nseg, cudaMemcpyDeviceToHost, s0));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  int32_t* seg_begin = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * (size_t(nseg) + 1), "laplace M2L segments"));
+  int32_t* seg_op = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * std::max(nseg, 1), "laplace M2L segments"));
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nseg, 0, sizeof(int32_t), s0));
+  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_tmp, b_scan, cnt, seg_begin, nseg + 1, s0));
+  k_m2l_group_segments<<<blocks_for(G, int64_t(nseg) + 1, 128), 128, 0, s0>>>(nseg, ngroups, ukey, gseg, seg_op);
+  check_launch("laplace M2L group segment kernel");
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  G.grp.seg_op = seg_op;
+  G.grp.seg_begin = seg_begin;
+  G.grp.ent = ent;
+}
+
 }  // namespace
 
 void laplace_plan_setup(LaplacePlan& P) {
@@ -533,12 +748,8 @@ void laplace_plan_setup(LaplacePlan& P) {
   G->smem_optin = static_cast<size_t>(optin);
   GPUFMM_CUDA_CHECK(cudaStreamCreateWithFlags(&G->s1, cudaStreamNonBlocking));
   for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
-  // BpB strategies (value 2 of m2l / m2m; L2L has its own key) are parsed
-  // here: laplace_gpu_parse_kernels knows 0 / 1 only and leaves a field it
-  // does not understand ("bpb") unchanged, so setting 2 first makes BpB the
-  // default and "m2l=bpb" keeps it.
-  G->k.m2l = 2;
-  G->k.m2m = 2;
+  // Strategies: the defaults of LaplaceGpuKernels, overridden by
+  // GPUFMM_LAPLACE_KERNELS; L2L has its own key ("l2l=tpb|bpb").
   const char* kenv = std::getenv("GPUFMM_LAPLACE_KERNELS");
   (void)laplace_gpu_parse_kernels(kenv, G->k);
   if (kenv) {
@@ -547,6 +758,10 @@ void laplace_plan_setup(LaplacePlan& P) {
     if (ks.find(",l2l=bpb,") != std::string::npos) G->l2l_bpb = true;
   }
   if (const char* e = std::getenv("GPUFMM_LAPLACE_BPB_SLOTS")) G->bpb_slots = std::max(0, std::atoi(e));
+  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_GROUP")) G->grp_size = std::max(1, std::atoi(e));
+  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_LANES")) G->grp_lanes = std::atoi(e) == 4 ? 4 : 8;
+  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_SMEM_TABLES")) G->grp_smem_tables = std::atoi(e) != 0;
+  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_THREADS")) G->grp_threads = std::atoi(e);
 
   if (P.single())
     G->tab_f = upload_tables<float>(*G, P.tables_f);
@@ -554,15 +769,27 @@ void laplace_plan_setup(LaplacePlan& P) {
     G->tab_d = upload_tables<double>(*G, P.tables_d);
 
   const cudaStream_t s0 = stream_of(P.ctx);
+  // Grouped M2L needs the work vectors of 4 lanes in shared memory (p <= 44
+  // in double on an H100); beyond, the BpB kernel.
+  if (G->k.m2l == 3 && (P.single() ? m2l_group_smem_bytes<float, 4, false>(P.p)
+                                   : m2l_group_smem_bytes<double, 4, false>(P.p)) > G->smem_optin)
+    G->k.m2l = 2;
+  if (G->k.m2l == 3) build_m2l_groups(*G, P, s0);
   G->sxyz = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.nsrc, 1), "laplace sources"));
-  if (P.nsrc > 0)
+  // Sorted coordinates: gathered on the device from the plan's device copy
+  // of the user's (laplace_plan_create), or uploaded from host copies.
+  if (P.nsrc > 0 && P.dev_sources != nullptr)
+    laplace_gather_sorted(P.ctx, P.dev_sources, P.tree->src.perm, P.nsrc, G->sxyz);
+  else if (P.nsrc > 0)
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(G->sxyz, P.src_xyz.data(), sizeof(double) * 3 * P.nsrc,
                                       cudaMemcpyHostToDevice, s0));
   if (P.same_sets) {
     G->txyz = G->sxyz;
   } else {
     double* t = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.ntrg, 1), "laplace targets"));
-    if (P.ntrg > 0)
+    if (P.ntrg > 0 && P.dev_targets != nullptr)
+      laplace_gather_sorted(P.ctx, P.dev_targets, P.tree->recv_own.perm, P.ntrg, t);
+    else if (P.ntrg > 0)
       GPUFMM_CUDA_CHECK(cudaMemcpyAsync(t, P.trg_xyz.data(), sizeof(double) * 3 * P.ntrg, cudaMemcpyHostToDevice, s0));
     G->txyz = t;
   }

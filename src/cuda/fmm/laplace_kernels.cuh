@@ -22,6 +22,7 @@ struct DevTables {
   int p = 0;
   int rot_stride = 0;
   const T* rot = nullptr;
+  const T* rotT = nullptr;  // the same tables with every block transposed
   const int32_t* op_p = nullptr;
   const int32_t* op_rot = nullptr;
   const int32_t* op_coax = nullptr;
@@ -32,6 +33,9 @@ struct DevTables {
   const T* coax = nullptr;
   __device__ __forceinline__ const T* R(int op) const {
     return rot + static_cast<size_t>(op_rot[op]) * rot_stride;
+  }
+  __device__ __forceinline__ const T* RT(int op) const {
+    return rotT + static_cast<size_t>(op_rot[op]) * rot_stride;
   }
   __device__ __forceinline__ const T* C(int op) const { return coax + coax_offset[op_coax[op]]; }
 };
@@ -183,6 +187,126 @@ __global__ void k_p2m_wpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const do
       laplace_p2m_point<T, WarpSumAdd>(p, inv_h, r, qi, d ? di : nullptr, Mb, WarpSumAdd());
       __syncwarp();
     }
+  }
+}
+
+// BpB (p2m=bpb): the leaf's sources in tiles of kP2MTile (one per lane of a
+// warp). Each lane walks its source with the shared per-source P2M math
+// (laplace_p2m_point); its Add functor (P2MTileAdd) stores the lane's w-th
+// contribution (walk order: the same coefficient k on every lane) into row
+// w % 32, column lane, of the warp's shared-memory tile. After every 32
+// contributions (and at the end of the walk) lane r adds row r, sources in
+// order, to coefficient k of the warp's accumulator (shared memory, p^2).
+// One warp per leaf (wpl = 1): every coefficient is summed over the leaf's
+// sources in source order starting from 0, i.e. the CPU pipeline's sum
+// (laplace_p2m), bitwise up to FMA contraction. wpl = 2 or 4 warps per leaf
+// (too few leaves to fill the GPU): warp u takes the tiles u, u + wpl, ...
+// and the wpl accumulators are added in warp order. M_b is written once.
+// Shared memory per warp: 32 x 33 + p^2 values (p2m_bpb_warp_bytes), i.e.
+// independent of p but for the accumulator; blocks of up to kP2MMaxWarps.
+constexpr int kP2MTile = 32;              // sources per tile (one per lane)
+constexpr int kP2MTileLd = kP2MTile + 1;  // padded rows: conflict-free by row and by column
+constexpr int kP2MMaxWarps = 4;           // warps per block
+
+// Shared-memory bytes of one warp of k_p2m_bpb: tile [32][33] + accumulator [p^2].
+template <class T>
+__host__ __device__ inline size_t p2m_bpb_warp_bytes(int p) {
+  return (sizeof(T) * (size_t(kP2MTile) * kP2MTileLd + size_t(p) * p) + 15) / 16 * 16;
+}
+
+template <class T>
+struct P2MTileState {
+  T* tile;   // the warp's [kP2MTile][kP2MTileLd]
+  int lane;
+  int npts;  // sources in the tile (columns 0 .. npts-1 are summed)
+  int w;     // contributions stored so far by this walk
+  int k;     // coefficient of row `lane` in the current group of 32
+  // acc[k] += row `lane` (sources in order) for the rows 0 .. rows-1.
+  __device__ __forceinline__ void flush(T* acc, int rows) {
+    __syncwarp();
+    if (lane < rows) {
+      const T* row = tile + lane * kP2MTileLd;
+      T a = acc[k];
+      for (int j = 0; j < npts; ++j) a += row[j];
+      acc[k] = a;
+    }
+    __syncwarp();
+  }
+};
+
+// Add functor of laplace_p2m_point for k_p2m_bpb (see above). All lanes walk
+// the same coefficients in the same order (same p), so the functor is called
+// in step on the whole warp.
+template <class T>
+struct P2MTileAdd {
+  P2MTileState<T>* st;
+  __device__ __forceinline__ void operator()(T* acc, int k, T v) const {
+    P2MTileState<T>& s = *st;
+    const int row = s.w & (kP2MTile - 1);
+    s.tile[row * kP2MTileLd + s.lane] = v;
+    if (s.lane == row) s.k = k;
+    if (((++s.w) & (kP2MTile - 1)) == 0) s.flush(acc, kP2MTile);
+  }
+};
+
+// kD: dipoles present (the gradient walk); blockDim = 32 x (1, 2 or 4) warps,
+// a multiple of wpl; dynamic shared memory = warps x p2m_bpb_warp_bytes<T>(p).
+template <class T, bool kD>
+__global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
+    k_p2m_bpb(int64_t b0, int64_t nb, int p, T h, int wpl, DevSet S, const double* __restrict__ xyz,
+              const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int p2 = p * p;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const size_t wb = p2m_bpb_warp_bytes<T>(p);
+  T* tile = reinterpret_cast<T*>(smraw + warp * wb);
+  T* acc = tile + kP2MTile * kP2MTileLd;
+  const T inv_h = T(1) / h;
+  const int per_block = nw / wpl;  // leaves per block and round
+  const int slot = warp / wpl, sub = warp - slot * wpl;
+  for (int64_t base = int64_t(blockIdx.x) * per_block; base < nb; base += int64_t(gridDim.x) * per_block) {
+    const int64_t t = base + slot;
+    for (int c = lane; c < p2; c += 32) acc[c] = T(0);
+    __syncwarp();
+    if (t < nb) {
+      const int64_t b = b0 + t;
+      const double* c = S.center + 3 * b;
+      const int64_t i1 = S.point_end[b];
+      for (int64_t i0 = S.point_begin[b] + int64_t(sub) * kP2MTile; i0 < i1; i0 += int64_t(wpl) * kP2MTile) {
+        const int64_t i = i0 + lane;
+        T r[3] = {T(0), T(0), T(0)};
+        T qi = T(0), di[3] = {T(0), T(0), T(0)};
+        if (i < i1) {  // lanes without a source walk zeros (their column is not summed)
+          rel_point(xyz, i, c, r);
+          if (q) qi = q[i];
+          if (kD) {
+            di[0] = d[3 * i];
+            di[1] = d[3 * i + 1];
+            di[2] = d[3 * i + 2];
+          }
+        }
+        P2MTileState<T> st{tile, lane, int(i1 - i0 < kP2MTile ? i1 - i0 : kP2MTile), 0, 0};
+        laplace_p2m_point<T, P2MTileAdd<T>>(p, inv_h, r, qi, kD ? di : nullptr, acc, P2MTileAdd<T>{&st});
+        if (st.w & (kP2MTile - 1)) st.flush(acc, st.w & (kP2MTile - 1));
+      }
+    }
+    if (wpl > 1)
+      __syncthreads();
+    else
+      __syncwarp();
+    if (t < nb) {  // M_b = acc of the leaf's warp 0 (+ warps 1 .. wpl-1, in order)
+      T* Mb = M + (b0 + t) * p2;
+      const T* a0 = reinterpret_cast<const T*>(smraw + size_t(slot) * wpl * wb) + kP2MTile * kP2MTileLd;
+      for (int c = sub * 32 + lane; c < p2; c += wpl * 32) {
+        T s = a0[c];
+        for (int u = 1; u < wpl; ++u) s += a0[u * (wb / sizeof(T)) + c];
+        Mb[c] = s;
+      }
+    }
+    if (wpl > 1)
+      __syncthreads();
+    else
+      __syncwarp();
   }
 }
 
@@ -531,6 +655,30 @@ __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __rest
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
     l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.center + 3 * b, fp, fg);
+  }
+}
+
+// BpB (l2p=bpb): one block per target leaf (blockDim 32 .. 128); L_b is read
+// once into shared memory (dynamic, p^2 values) and the block's threads take
+// the leaf's targets (l2p_point: the shared laplace_l2p, reading L from
+// shared memory). has_local[b] == 0: zeros, as the other L2P kernels.
+template <class T>
+__global__ void __launch_bounds__(128)
+    k_l2p_bpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
+              const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  T* Ls = reinterpret_cast<T*>(smraw);
+  const int p2 = p * p;
+  for (int64_t t = blockIdx.x; t < nb; t += gridDim.x) {
+    const int64_t b = b0 + t;
+    const bool has = has_local[b] != 0;
+    __syncthreads();  // the previous leaf's targets are done with Ls
+    if (has)
+      for (int c = threadIdx.x; c < p2; c += blockDim.x) Ls[c] = L[b * p2 + c];
+    __syncthreads();
+    const double* c = R.center + 3 * b;
+    for (int64_t i = R.point_begin[b] + threadIdx.x; i < R.point_end[b]; i += blockDim.x)
+      l2p_point(p, h, Ls, has, xyz, i, c, fp, fg);
   }
 }
 

@@ -21,11 +21,22 @@ namespace fmm {
 //   p2m  : 0 tpb  thread per leaf box (sources walked serially into M)
 //          1 wpb  warp per leaf box (lanes over sources, each coefficient
 //                 summed over the warp by shuffles, lane 0 adds it)
+//          2 bpb  warp(s) per leaf box, tiles of 32 sources: contributions
+//                 stored in a shared-memory tile, summed per coefficient in
+//                 source order (the default)
+//   p2m_warps: warps per leaf of p2m=bpb: 0 auto (1 when the leaves fill
+//          the GPU: the CPU's summation order), 1, 2 or 4
 //   m2m  : 0 tpb  thread per parent (children serially)
 //          1 gpb  8 threads per parent (one per child slot), reduction
+//          2 bpb  block per parent, cooperative RCR (the default)
 //   m2l  : 0 tpb  thread per receiver box (row entries serially, LevelDown1/2)
 //          1 wpb  warp per receiver box (lanes over row entries), reduction
-//   l2p  : 0 tpb  thread per leaf box;   1 tpt thread per target
+//          2 bpb  block per receiver box, cooperative RCR, level by level
+//          3 grp  every level in one launch, block per group of receivers,
+//                 entries of one class 8 at a time as lane vectors (the
+//                 default; laplace_m2l_group.cuh)
+//   l2p  : 0 tpb  thread per leaf box;   1 tpt thread per target (the
+//                 default);   2 bpb  block per leaf box, L_b in shared memory
 //   p2p  : 0 bpb  block per target leaf, source tiles in shared memory
 //          1 tpt  thread per target, sources read from global memory
 //   overlap: 1 near field on a second stream (default), 0 serialised
@@ -33,7 +44,8 @@ namespace fmm {
 //                memory (when they fit), global: in a global scratch slab
 struct LaplaceGpuKernels {
   // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
-  int p2m = 1, m2m = 1, m2l = 1, l2p = 1, p2p = 0;
+  int p2m = 2, m2m = 2, m2l = 3, l2p = 1, p2p = 0;
+  int p2m_warps = 0;  // p2m=bpb: warps per leaf (0: automatic)
   int overlap = 1;
   int work_smem = 1;  // translation work vectors in shared memory (1) or global scratch (0)
 };
@@ -63,10 +75,22 @@ inline bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
       else if (val == v1 || val == "1") field = 1;
       else ok = false;
     };
-    if (key == "p2m") pick(k.p2m, "tpb", "wpb");
-    else if (key == "m2m") pick(k.m2m, "tpb", "gpb");
-    else if (key == "m2l") pick(k.m2l, "tpb", "wpb");
-    else if (key == "l2p") pick(k.l2p, "tpb", "tpt");
+    auto pick3 = [&](int& field, const char* v0, const char* v1, const char* v2) {
+      if (val == v2 || val == "2") field = 2;
+      else pick(field, v0, v1);
+    };
+    if (key == "p2m") pick3(k.p2m, "tpb", "wpb", "bpb");
+    else if (key == "p2m_warps") {
+      if (val == "auto" || val == "0") k.p2m_warps = 0;
+      else if (val == "1" || val == "2" || val == "4") k.p2m_warps = val[0] - '0';
+      else ok = false;
+    }
+    else if (key == "m2m") pick3(k.m2m, "tpb", "gpb", "bpb");
+    else if (key == "m2l") {
+      if (val == "grp" || val == "3") k.m2l = 3;
+      else pick3(k.m2l, "tpb", "wpb", "bpb");
+    }
+    else if (key == "l2p") pick3(k.l2p, "tpb", "tpt", "bpb");
     else if (key == "p2p") pick(k.p2p, "bpb", "tpt");
     else if (key == "overlap") pick(k.overlap, "off", "on");
     else if (key == "work") pick(k.work_smem, "global", "smem");
@@ -77,10 +101,11 @@ inline bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
 
 inline std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   std::string s;
-  s += k.p2m ? "p2m=wpb" : "p2m=tpb";
-  s += k.m2m ? ",m2m=gpb" : ",m2m=tpb";
-  s += k.m2l ? ",m2l=wpb" : ",m2l=tpb";
-  s += k.l2p ? ",l2p=tpt" : ",l2p=tpb";
+  s += k.p2m == 2 ? "p2m=bpb" : k.p2m ? "p2m=wpb" : "p2m=tpb";
+  if (k.p2m == 2 && k.p2m_warps) s += ",p2m_warps=" + std::to_string(k.p2m_warps);
+  s += k.m2m == 2 ? ",m2m=bpb" : k.m2m ? ",m2m=gpb" : ",m2m=tpb";
+  s += k.m2l == 3 ? ",m2l=grp" : k.m2l == 2 ? ",m2l=bpb" : k.m2l ? ",m2l=wpb" : ",m2l=tpb";
+  s += k.l2p == 2 ? ",l2p=bpb" : k.l2p ? ",l2p=tpt" : ",l2p=tpb";
   s += k.p2p ? ",p2p=tpt" : ",p2p=bpb";
   s += k.overlap ? ",overlap=on" : ",overlap=off";
   s += k.work_smem ? ",work=smem" : ",work=global";
@@ -92,10 +117,13 @@ inline std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
 // CPU's; docs/laplace_gpu.md). Whole-device seconds, not per core.
 // GPUFMM_LAPLACE_GPU_COST="c_pair,c_rcr3,c_rcr2,c_point" overrides them.
 inline LaplaceCostConstants laplace_cost_constants_gpu(bool single_precision) {
-  // Measured on an H100 (N = 1e6 uniform, eps 1e-6, default kernels with the
-  // block-per-box translations, docs/laplace_gpu.md): P2P 10 ms for 5.8e9
-  // pairs (double); M2L+L2L at L = 4, p = 22 in 15.6 ms (double), p = 16 in
-  // 8.4 ms (float); P2M + L2P ~43 ms at p^2 = 484 for 2e6 points.
+  // Measured on an H100 (N = 1e6 uniform, eps 1e-6, with the block-per-box
+  // translations, docs/laplace_gpu.md): P2P 10 ms for 5.8e9 pairs (double);
+  // M2L+L2L at L = 4, p = 22 in 15.6 ms (double), p = 16 in 8.4 ms (float).
+  // Kept with the grouped M2L (8.4 / 4.2 ms at p = 22 / 16): scaled to it,
+  // the model went one level deeper at eps 1e-3 (p = 8), where the grouped
+  // kernel gains nothing, and lost there (N = 1e6: 18.9 ms at L = 5 against
+  // 11.7 ms at L = 4); c_point only shifts every depth's cost equally.
   LaplaceCostConstants c;
   if (single_precision) {
     c.c_pair = 1.0e-12;

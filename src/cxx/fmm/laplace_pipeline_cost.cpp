@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "fmm/laplace.hpp"
@@ -52,40 +53,227 @@ struct LevelBoxes {
   int64_t size() const { return static_cast<int64_t>(key.size()); }
 };
 
-LevelBoxes boxes_at(const uint64_t* keys, int64_t n, int level) {
+// Work of at least this many elements per thread (below: fewer threads).
+constexpr int64_t kMinPerThread = 1 << 15;
+
+int threads_for(int64_t n) {
+  const int64_t t = std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), n / kMinPerThread));
+  return static_cast<int>(t);
+}
+
+// cl[i] = tree::common_levels(key[i-1], key[i]) (cl[0] = 0): point i starts a
+// box of level l >= 1 iff cl[i] < l.
+std::vector<uint8_t> common_levels_of(const uint64_t* keys, int64_t n) {
+  std::vector<uint8_t> cl(static_cast<size_t>(n));
+  if (n > 0) cl[0] = 0;
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
+  for (int64_t i = 1; i < n; ++i) cl[i] = static_cast<uint8_t>(tree::common_levels(keys[i - 1], keys[i]));
+  return cl;
+}
+
+// The bytes of the 8-byte word w (values <= kMaxLevel < 128) that are < lev:
+// their high bits (lev8 = lev in every byte). (b | 0x80) - lev borrows from
+// no other byte and keeps the high bit iff b >= lev.
+constexpr uint64_t kHighBits = 0x8080808080808080ull;
+inline uint64_t bytes_below(uint64_t w, uint64_t lev8) { return ~((w | kHighBits) - lev8) & kHighBits; }
+
+// Number of high bits set in a bytes_below result (no popcount instruction
+// needed): the bytes' 0/1 summed by one multiplication.
+inline int64_t count_below(uint64_t m) { return static_cast<int64_t>(((m >> 7) * 0x0101010101010101ull) >> 56); }
+
+inline uint64_t load8(const uint8_t* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
+// Boxes of `level` from the sorted point keys and their common levels: box
+// starts are the i with cl[i] < level. Two parallel passes over cl, 8 bytes
+// at a time (count the starts per chunk, then write them), so no merge is
+// needed.
+LevelBoxes boxes_at(const uint64_t* keys, const uint8_t* cl, int64_t n, int level) {
   LevelBoxes b;
+  if (n <= 0) return b;
+  if (level == 0) {
+    b.key.assign(1, 0);
+    b.count.assign(1, n);
+    return b;
+  }
   const int sh = tree::level_shift(level);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t k = keys[i] >> sh;
-    if (b.key.empty() || b.key.back() != k) {
-      b.key.push_back(k);
-      b.count.push_back(1);
-    } else {
-      ++b.count.back();
+  const uint8_t lev = static_cast<uint8_t>(level);
+  const uint64_t lev8 = 0x0101010101010101ull * lev;
+  const int nt = threads_for(n);
+  std::vector<int64_t> first(static_cast<size_t>(nt) + 1, 0);
+  std::vector<int64_t> start;
+#pragma omp parallel num_threads(nt)
+  {
+    const int T = omp_get_num_threads(), t = omp_get_thread_num();
+    // chunks of whole words: [i0, i1), the last one ends at n
+    const int64_t i0 = (n * t / T) & ~int64_t(7), i1 = t + 1 == T ? n : (n * (t + 1) / T) & ~int64_t(7);
+    const int64_t w1 = i0 + ((i1 - i0) & ~int64_t(7));  // end of the whole words
+    int64_t c = 0;
+    for (int64_t i = i0; i < w1; i += 8) c += count_below(bytes_below(load8(cl + i), lev8));
+    for (int64_t i = w1; i < i1; ++i) c += cl[i] < lev ? 1 : 0;
+    first[static_cast<size_t>(t) + 1] = c;
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int k = 0; k < T; ++k) first[static_cast<size_t>(k) + 1] += first[static_cast<size_t>(k)];
+      const size_t nb = static_cast<size_t>(first[static_cast<size_t>(T)]);
+      start.resize(nb + 1);
+      start[nb] = n;
+      b.key.resize(nb);
+      b.count.resize(nb);
     }
+    int64_t j = first[static_cast<size_t>(t)];
+    for (int64_t i = i0; i < w1; i += 8)
+      for (uint64_t m = bytes_below(load8(cl + i), lev8); m != 0; m &= m - 1) {
+        const int64_t at = i + (__builtin_ctzll(m) >> 3);
+        start[static_cast<size_t>(j)] = at;
+        b.key[static_cast<size_t>(j)] = keys[at] >> sh;
+        ++j;
+      }
+    for (int64_t i = w1; i < i1; ++i)
+      if (cl[i] < lev) {
+        start[static_cast<size_t>(j)] = i;
+        b.key[static_cast<size_t>(j)] = keys[i] >> sh;
+        ++j;
+      }
+#pragma omp barrier
+    const int64_t nb = b.size();
+#pragma omp for schedule(static)
+    for (int64_t k = 0; k < nb; ++k) b.count[k] = start[k + 1] - start[k];
   }
   return b;
 }
 
 // For each box of `coarse` (level l-1), its children in `fine` (level l):
-// [first[j], first[j+1]).
+// [first[j], first[j+1]). Every fine box has its parent in coarse.
 std::vector<int64_t> child_ranges(const LevelBoxes& coarse, const LevelBoxes& fine) {
-  std::vector<int64_t> first(static_cast<size_t>(coarse.size() + 1));
-  int64_t c = 0;
-  for (int64_t j = 0; j < coarse.size(); ++j) {
-    first[j] = c;
-    while (c < fine.size() && (fine.key[c] >> 3) == coarse.key[j]) ++c;
+  const int64_t nc = coarse.size(), nf = fine.size();
+  std::vector<int64_t> first(static_cast<size_t>(nc + 1));
+  // A binary search at the start of each thread's chunk, then a merge.
+#pragma omp parallel num_threads(threads_for(nc + nf))
+  {
+    const int T = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t j0 = nc * t / T, j1 = nc * (t + 1) / T;
+    if (j0 < j1) {
+      int64_t c = std::lower_bound(fine.key.begin(), fine.key.end(), coarse.key[j0] << 3) - fine.key.begin();
+      for (int64_t j = j0; j < j1; ++j) {
+        first[j] = c;
+        while (c < nf && (fine.key[c] >> 3) == coarse.key[j]) ++c;
+      }
+    }
   }
-  first[coarse.size()] = c;
+  first[nc] = nf;
   return first;
 }
 
-int64_t find(const LevelBoxes& b, int level, int32_t x, int32_t y, int32_t z) {
-  return tree::find_box(b.key.data(), 0, b.size(), level, x, y, z);
+// Box lookup by coordinates at one level: a dense Morton-indexed table when
+// the level's grid is not much larger than its box count, else binary search.
+class BoxIndex {
+ public:
+  BoxIndex(const LevelBoxes& b, int level) : b_(b), level_(level) {
+    const int64_t cells = level <= 7 ? int64_t(1) << (3 * level) : -1;
+    if (cells < 0 || cells > std::max<int64_t>(int64_t(1) << 15, 8 * b.size())) return;
+    dense_.assign(static_cast<size_t>(cells), -1);
+    const int64_t nb = b.size();
+#pragma omp parallel for schedule(static) num_threads(threads_for(nb))
+    for (int64_t j = 0; j < nb; ++j) dense_[b.key[j]] = static_cast<int32_t>(j);
+  }
+  int64_t find(int32_t x, int32_t y, int32_t z) const {
+    if (dense_.empty()) return tree::find_box(b_.key.data(), 0, b_.size(), level_, x, y, z);
+    const int32_t lim = int32_t(1) << level_;
+    if (x < 0 || y < 0 || z < 0 || x >= lim || y >= lim || z >= lim) return -1;
+    return dense_[tree::morton_encode(uint32_t(x), uint32_t(y), uint32_t(z))];
+  }
+
+ private:
+  const LevelBoxes& b_;
+  int level_;
+  std::vector<int32_t> dense_;
+};
+
+// The source boxes at level l that matter to the children of a target box P
+// at level l-1 are the children (child octant oc) of the source boxes at the
+// 27 stencil slots k around P. To a child b of P (octant ob) such a box is
+// a neighbour (P2P), a same-level translation of class cls (type 1 when
+// modified, the M2L list when standard) or nothing (modified: type 2,
+// translated to P). The tables depend on (k, ob, oc) only; the sums over the
+// children present (an 8-bit occupancy mask per slot) are tabulated too.
+constexpr int16_t kNear = -2;
+constexpr int16_t kSkip = -1;
+struct Stencil {
+  int16_t same[27][8][8];  // [k][ob][oc]: kNear, kSkip or the same-level class
+  int16_t up[27][8];       // [k][oc]: the type-2 class to P, or kSkip
+  int8_t near_k[8][27];    // [ob]: the 27 (slot k, child octant oc) adjacent to b
+  int8_t near_oc[8][27];
+  // Over the children in an occupancy mask m (modelled seconds and count),
+  // the same-level ones for the 8 octants ob side by side:
+  std::vector<double> w_same;   // [(k*256+m)*8+ob]
+  std::vector<int32_t> n_same;  // [(k*256+m)*8+ob]
+  std::vector<double> w_up;     // [k*256+m]
+  std::vector<int32_t> n_up;    // [k*256+m]
+};
+
+void stencil_tables(bool modified, const std::vector<double>& w_op, Stencil& t) {
+  int nn[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int k = 0; k < 27; ++k) {
+    int dx, dy, dz;
+    tree::stencil27(k, dx, dy, dz);
+    for (int oc = 0; oc < 8; ++oc) {
+      const int cx = 2 * dx + (oc & 1), cy = 2 * dy + ((oc >> 1) & 1), cz = 2 * dz + ((oc >> 2) & 1);
+      // parent_offset2(c, p) with c = 2 (p + d) + oc: independent of p.
+      const int ex = 2 * cx - 1, ey = 2 * cy - 1, ez = 2 * cz - 1;
+      const bool type2 = tree::is_type2(ex, ey, ez);
+      t.up[k][oc] = type2 ? static_cast<int16_t>(tree::parent_class(ex, ey, ez)) : kSkip;
+      for (int ob = 0; ob < 8; ++ob) {
+        const int ox = cx - (ob & 1), oy = cy - ((ob >> 1) & 1), oz = cz - ((ob >> 2) & 1);
+        int16_t v;
+        if (tree::adjacent(ox, oy, oz)) {
+          v = kNear;
+          t.near_k[ob][nn[ob]] = static_cast<int8_t>(k);
+          t.near_oc[ob][nn[ob]++] = static_cast<int8_t>(oc);
+        } else if (modified && type2) {
+          v = kSkip;
+        } else {
+          v = static_cast<int16_t>(tree::same_level_class(ox, oy, oz));
+        }
+        t.same[k][ob][oc] = v;
+      }
+    }
+  }
+  // Mask m = m' + its lowest bit: one addition per entry (stride: between masks).
+  auto fill = [&](const int16_t* cls, double* w, int32_t* n, int stride) {
+    w[0] = 0;
+    n[0] = 0;
+    for (int m = 1; m < 256; ++m) {
+      const int oc = __builtin_ctz(static_cast<unsigned>(m)), rest = m & (m - 1);
+      const bool add = cls[oc] >= 0;
+      w[m * stride] = w[rest * stride] + (add ? w_op[static_cast<size_t>(cls[oc])] : 0.0);
+      n[m * stride] = n[rest * stride] + (add ? 1 : 0);
+    }
+  };
+  t.w_same.resize(27 * 256 * 8);
+  t.n_same.resize(27 * 256 * 8);
+  t.w_up.resize(27 * 256);
+  t.n_up.resize(27 * 256);
+  for (int k = 0; k < 27; ++k) {
+    for (int ob = 0; ob < 8; ++ob)
+      fill(t.same[k][ob], &t.w_same[static_cast<size_t>(k * 256 * 8 + ob)],
+           &t.n_same[static_cast<size_t>(k * 256 * 8 + ob)], 8);
+    fill(t.up[k], &t.w_up[static_cast<size_t>(k * 256)], &t.n_up[static_cast<size_t>(k * 256)], 1);
+  }
 }
 
 }  // namespace
 
+// Depth l >= 1 is counted parent by parent: for each target box P at l-1 the
+// (<= 27) source boxes around it are looked up once; their children (counts
+// and occupancy masks) give the near field of every child b of P, its
+// same-level translations and P's type-2 translations through the tables
+// above. The counts are those of a box-by-box search over the level (and of
+// the tree's lists); only the grouping of the floating-point sums differs.
 template <class T>
 LaplaceDepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const uint64_t* tk,
                                         int64_t nt, bool modified, const LaplaceTables<T>& tab,
@@ -104,87 +292,97 @@ LaplaceDepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const ui
   std::vector<double> w_op(kNumOps);
   for (int op = 0; op < kNumOps; ++op) w_op[op] = tab.op_p[op] > 0 ? t_rcr(tab.op_p[op]) : 0.0;
   const double point_cost = c.c_point * p * p * double(ns + nt);
+  Stencil st;
+  stencil_tables(modified, w_op, st);
+  const std::vector<uint8_t> s_cl = common_levels_of(sk, ns);
+  std::vector<uint8_t> t_cl_own;
+  if (!same) t_cl_own = common_levels_of(tk, nt);
+  const uint8_t* t_cl = same ? s_cl.data() : t_cl_own.data();
 
   LevelBoxes s_prev, t_prev;  // level l-1
   double far_cum = 0, m2l_cum = 0, best = 0;
   for (int l = 0; l <= tree::kMaxLevel; ++l) {
-    LevelBoxes sb = boxes_at(sk, ns, l);
+    LevelBoxes sb = boxes_at(sk, s_cl.data(), ns, l);
     LevelBoxes tb_own;
-    if (!same) tb_own = boxes_at(tk, nt, l);
+    if (!same) tb_own = boxes_at(tk, t_cl, nt, l);
     const LevelBoxes& tb = same ? sb : tb_own;
-    // Near field at depth l.
-    double pairs = 0;
-#pragma omp parallel for schedule(static) reduction(+ : pairs)
-    for (int64_t b = 0; b < tb.size(); ++b) {
-      int32_t x, y, z;
-      tree::morton_decode(tb.key[b], x, y, z);
-      int64_t near = 0;
-      for (int k = 0; k < 27; ++k) {
-        int dx, dy, dz;
-        tree::stencil27(k, dx, dy, dz);
-        const int64_t s = find(sb, l, x + dx, y + dy, z + dz);
-        if (s >= 0) near += sb.count[s];
+    double pairs = 0, far = 0;
+    int64_t m2l = 0;
+    if (l == 0) {
+      pairs = double(ns) * double(nt);  // one box each, its own neighbour
+    } else {
+      const LevelBoxes& tp = same ? s_prev : t_prev;
+      const std::vector<int64_t> sch = child_ranges(s_prev, sb);
+      std::vector<int64_t> tch_own;
+      if (!same) tch_own = child_ranges(t_prev, tb);
+      const std::vector<int64_t>& tch = same ? sch : tch_own;
+      const BoxIndex sidx(s_prev, l - 1);
+      const bool with_far = l >= 2, with_up = with_far && modified;
+      // Per source box at l-1: its children's point counts by octant and
+      // their occupancy mask.
+      const int64_t nq = s_prev.size();
+      std::vector<int64_t> q_cnt(static_cast<size_t>(8 * nq));
+      std::vector<uint8_t> q_mask(static_cast<size_t>(nq));
+#pragma omp parallel for schedule(static) num_threads(threads_for(8 * nq))
+      for (int64_t q = 0; q < nq; ++q) {
+        int64_t* qc = q_cnt.data() + 8 * q;
+        for (int oc = 0; oc < 8; ++oc) qc[oc] = 0;
+        unsigned m = 0;
+        for (int64_t cc = sch[q]; cc < sch[q + 1]; ++cc) {
+          const unsigned oc = static_cast<unsigned>(sb.key[cc] & 7u);
+          qc[oc] = sb.count[cc];
+          m |= 1u << oc;
+        }
+        q_mask[q] = static_cast<uint8_t>(m);
       }
-      pairs += double(near) * double(tb.count[b]);
-    }
-    // Far field added by depth l: translations whose sources are at level l.
-    double far = 0, m2l = 0;
-    if (l >= 2) {
-      const std::vector<int64_t> ch = child_ranges(s_prev, sb);
-      // Per target box b at l: same-level M2L (type 1 only when modified).
-      // Per target box P at l-1 (modified): type-2 translations from level l.
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : far, m2l)
-      for (int64_t b = 0; b < tb.size(); ++b) {
-        int32_t x, y, z;
-        tree::morton_decode(tb.key[b], x, y, z);
-        const int32_t px = x >> 1, py = y >> 1, pz = z >> 1;
+      static const int64_t kNoChildren[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      const int64_t np = tp.size();
+#pragma omp parallel for schedule(dynamic, 32) reduction(+ : pairs, far, m2l) num_threads(threads_for(64 * np))
+      for (int64_t P = 0; P < np; ++P) {
+        int32_t px, py, pz;
+        tree::morton_decode(tp.key[P], px, py, pz);
+        const int64_t* cnt[27];
+        unsigned mask[27];
         for (int k = 0; k < 27; ++k) {
           int dx, dy, dz;
           tree::stencil27(k, dx, dy, dz);
-          const int64_t q = find(s_prev, l - 1, px + dx, py + dy, pz + dz);
-          if (q < 0) continue;
-          for (int64_t cc = ch[q]; cc < ch[q + 1]; ++cc) {
-            int32_t cx, cy, cz;
-            tree::morton_decode(sb.key[cc], cx, cy, cz);
-            const int ox = cx - x, oy = cy - y, oz = cz - z;
-            if (tree::adjacent(ox, oy, oz)) continue;
-            if (modified && tree::is_type2(tree::parent_offset2(cx, px), tree::parent_offset2(cy, py),
-                                           tree::parent_offset2(cz, pz)))
-              continue;
-            far += w_op[tree::same_level_class(ox, oy, oz)];
-            m2l += 1;
-          }
+          const int64_t q = sidx.find(px + dx, py + dy, pz + dz);
+          cnt[k] = q < 0 ? kNoChildren : q_cnt.data() + 8 * q;
+          mask[k] = q < 0 ? 0u : q_mask[q];
         }
-      }
-      if (modified) {
-        const LevelBoxes& tp = same ? s_prev : t_prev;
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : far, m2l)
-        for (int64_t P = 0; P < tp.size(); ++P) {
-          int32_t px, py, pz;
-          tree::morton_decode(tp.key[P], px, py, pz);
+        if (with_up)  // type-2 translations from level l to P
           for (int k = 0; k < 27; ++k) {
-            int dx, dy, dz;
-            tree::stencil27(k, dx, dy, dz);
-            const int64_t q = find(s_prev, l - 1, px + dx, py + dy, pz + dz);
-            if (q < 0) continue;
-            for (int64_t cc = ch[q]; cc < ch[q + 1]; ++cc) {
-              int32_t cx, cy, cz;
-              tree::morton_decode(sb.key[cc], cx, cy, cz);
-              const int ex = tree::parent_offset2(cx, px), ey = tree::parent_offset2(cy, py),
-                        ez = tree::parent_offset2(cz, pz);
-              if (!tree::is_type2(ex, ey, ez)) continue;
-              far += w_op[tree::parent_class(ex, ey, ez)];
-              m2l += 1;
+            far += st.w_up[static_cast<size_t>(k * 256) + mask[k]];
+            m2l += st.n_up[static_cast<size_t>(k * 256) + mask[k]];
+          }
+        // Same-level translations of the 8 possible children at once.
+        double w8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int32_t n8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (with_far)
+          for (int k = 0; k < 27; ++k) {
+            const size_t e = static_cast<size_t>((k * 256 + int(mask[k])) * 8);
+            const double* w = st.w_same.data() + e;
+            const int32_t* n = st.n_same.data() + e;
+            for (int ob = 0; ob < 8; ++ob) {
+              w8[ob] += w[ob];
+              n8[ob] += n[ob];
             }
           }
+        for (int64_t b = tch[P]; b < tch[P + 1]; ++b) {
+          const unsigned ob = static_cast<unsigned>(tb.key[b] & 7u);
+          int64_t near = 0;
+          for (int j = 0; j < 27; ++j) near += cnt[st.near_k[ob][j]][st.near_oc[ob][j]];
+          pairs += double(near) * double(tb.count[b]);
+          far += w8[ob];
+          m2l += n8[ob];
         }
       }
       // M2M into level l-1 >= 2 and L2L into level l.
       if (l >= 3) far += double(sb.size()) * t_rcr(p);
-      if (l >= 3 || modified) far += double(tb.size()) * t_rcr(p);
+      if (l >= 3 || (l >= 2 && modified)) far += double(tb.size()) * t_rcr(p);
     }
     far_cum += far;
-    m2l_cum += m2l;
+    m2l_cum += double(m2l);
     const double total = c.c_pair * pairs + far_cum + (l >= 2 ? point_cost : 0.0);
     out.cost.push_back(total);
     out.p2p_pairs.push_back(pairs);

@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
+#include <list>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <utility>
 
@@ -98,15 +102,26 @@ namespace {
 
 int64_t gcd64(int64_t a, int64_t b) { return b == 0 ? a : gcd64(b, a % b); }
 
+// Two steps: the ops are walked in a fixed order, which numbers the distinct
+// rotation tables and coax matrices (and sizes them); compute() then fills
+// them, in parallel: each is a pure function of its own parameters, so the
+// tables are bitwise the same for any thread count.
 template <class T>
 struct TableBuilder {
   LaplaceTables<T>& t;
   std::map<std::pair<int64_t, int64_t>, int> rot_index;  // reduced (tz^2, |t|^2)
   std::map<std::pair<int, int64_t>, int> coax_index;     // (kind, |t|^2 in its units)
-  std::vector<double> scratch;
+  struct RotJob {
+    double cos_b, sin_b;
+  };
+  struct CoaxJob {
+    int kind, pp;
+    double rd, rs;
+  };
+  std::vector<RotJob> rot_jobs;    // [nrot]
+  std::vector<CoaxJob> coax_jobs;  // [ncoax]
 
-  explicit TableBuilder(LaplaceTables<T>& tab)
-      : t(tab), scratch(static_cast<size_t>(laplace_rotation_scratch_size(tab.p) + 9)) {}
+  explicit TableBuilder(LaplaceTables<T>& tab) : t(tab) {}
 
   // Direction of the translation t (integer components in any unit).
   void direction(int op, int64_t tx, int64_t ty, int64_t tz) {
@@ -126,10 +141,7 @@ struct TableBuilder {
     if (it == rot_index.end()) {
       idx = t.nrot++;
       rot_index[key] = idx;
-      t.rot.resize(static_cast<size_t>(t.nrot) * t.rot_stride);
-      laplace_rotation_precompute<T, double>(t.p, d.cos_b, d.sin_b,
-                                             t.rot.data() + static_cast<size_t>(idx) * t.rot_stride,
-                                             scratch.data());
+      rot_jobs.push_back({d.cos_b, d.sin_b});
     } else {
       idx = it->second;
     }
@@ -146,17 +158,45 @@ struct TableBuilder {
     coax_index[{kind, key}] = idx;
     const int64_t off = t.coax_offset.back();
     const int64_t size = laplace_coax_size(pp, pp);
-    t.coax.resize(static_cast<size_t>(off + size));
-    T* mat = t.coax.data() + off;
-    if (kind == 0)
-      laplace_coax_ss<T>(pp, rd, rs, mat);  // rd = tau, rs = rho
-    else if (kind == 1)
-      laplace_coax_rr<T>(pp, rd, rs, mat);
-    else
-      laplace_coax_sr<T>(pp, pp, rd, rs, mat);
+    coax_jobs.push_back({kind, pp, rd, rs});
     t.coax_p.push_back(pp);
     t.coax_offset.push_back(off + size);
     return idx;
+  }
+
+  // Fills rot, coax and coax_sr_unit (jobs: the rotation tables, the coax
+  // matrices, the unit S|R matrix; dynamic: coax sizes vary with p').
+  void compute() {
+    const int p = t.p;
+    t.rot.assign(static_cast<size_t>(t.nrot) * t.rot_stride, T(0));
+    t.coax.assign(static_cast<size_t>(t.coax_offset.back()), T(0));
+    t.coax_sr_unit.assign(static_cast<size_t>(laplace_coax_size(p, p)), T(0));
+    const int nrot = t.nrot, ncoax = static_cast<int>(coax_jobs.size()), jobs = nrot + ncoax + 1;
+#pragma omp parallel if (p >= 8 && omp_get_max_threads() > 1)
+    {
+      std::vector<double> scratch(static_cast<size_t>(laplace_rotation_scratch_size(p) + 9));
+#pragma omp for schedule(dynamic, 1)
+      for (int j = 0; j < jobs; ++j) {
+        if (j < nrot) {
+          const RotJob& r = rot_jobs[static_cast<size_t>(j)];
+          laplace_rotation_precompute<T, double>(p, r.cos_b, r.sin_b,
+                                                 t.rot.data() + static_cast<size_t>(j) * t.rot_stride,
+                                                 scratch.data());
+        } else if (j < nrot + ncoax) {
+          const int c = j - nrot;
+          const CoaxJob& x = coax_jobs[static_cast<size_t>(c)];
+          T* mat = t.coax.data() + t.coax_offset[static_cast<size_t>(c)];
+          if (x.kind == 0)
+            laplace_coax_ss<T>(x.pp, x.rd, x.rs, mat);  // rd = tau, rs = rho
+          else if (x.kind == 1)
+            laplace_coax_rr<T>(x.pp, x.rd, x.rs, mat);
+          else
+            laplace_coax_sr<T>(x.pp, x.pp, x.rd, x.rs, mat);
+        } else {
+          laplace_coax_sr<T>(p, p, 1.0, 1.0, t.coax_sr_unit.data());
+        }
+      }
+    }
   }
 };
 
@@ -219,12 +259,93 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t) {
     t.op_rs[cls] = T(rs);
     t.op_coax[cls] = b.add_coax(kind, e[0] * e[0] + e[1] * e[1] + e[2] * e[2], pp, rd, rs);
   }
-  t.coax_sr_unit.resize(static_cast<size_t>(laplace_coax_size(p, p)));
-  laplace_coax_sr<T>(p, p, 1.0, 1.0, t.coax_sr_unit.data());
+  b.compute();
 }
 
 template void build_tables<double>(int, bool, LaplaceTables<double>&);
 template void build_tables<float>(int, bool, LaplaceTables<float>&);
+
+namespace {
+
+bool table_cache_on() {
+  const char* e = std::getenv("GPUFMM_LAPLACE_TABLE_CACHE");
+  return e == nullptr || std::strcmp(e, "0") != 0;
+}
+
+template <class T>
+struct TableCache {
+  struct Entry {
+    int p;
+    bool vt;
+    std::shared_ptr<const LaplaceTables<T>> tables;
+  };
+  std::mutex mutex;
+  std::list<Entry> lru;  // most recently used first
+  static TableCache& get() {
+    static TableCache c;  // plans hold copies, so nothing refers to it at exit
+    return c;
+  }
+};
+
+template <class T>
+void clear_cache() {
+  TableCache<T>& c = TableCache<T>::get();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.lru.clear();
+}
+
+}  // namespace
+
+template <class T>
+std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variable_truncation) {
+  TableCache<T>& c = TableCache<T>::get();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
+      if (it->p == p && it->vt == variable_truncation) {
+        c.lru.splice(c.lru.begin(), c.lru, it);
+        return c.lru.front().tables;
+      }
+  }
+  // Built outside the lock (other keys stay available); when two threads
+  // build the same key, the first one inserted wins.
+  auto built = std::make_shared<LaplaceTables<T>>();
+  build_tables<T>(p, variable_truncation, *built);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
+    if (it->p == p && it->vt == variable_truncation) {
+      c.lru.splice(c.lru.begin(), c.lru, it);
+      return c.lru.front().tables;
+    }
+  c.lru.push_front({p, variable_truncation, built});
+  size_t bytes = 0;
+  for (auto it = c.lru.begin(); it != c.lru.end();) {
+    bytes += it->tables->bytes();
+    if (it != c.lru.begin() && bytes > kLaplaceTableCacheBytes)
+      it = c.lru.erase(it);
+    else
+      ++it;
+  }
+  return built;
+}
+
+template <class T>
+void laplace_tables_get(int p, bool variable_truncation, LaplaceTables<T>& t) {
+  if (table_cache_on())
+    t = *laplace_tables_cached<T>(p, variable_truncation);
+  else
+    build_tables<T>(p, variable_truncation, t);
+}
+
+void laplace_tables_cache_clear() {
+  clear_cache<double>();
+  clear_cache<float>();
+}
+
+template std::shared_ptr<const LaplaceTables<double>> laplace_tables_cached<double>(int, bool);
+template std::shared_ptr<const LaplaceTables<float>> laplace_tables_cached<float>(int, bool);
+template void laplace_tables_get<double>(int, bool, LaplaceTables<double>&);
+template void laplace_tables_get<float>(int, bool, LaplaceTables<float>&);
 template struct LaplaceTables<double>;
 template struct LaplaceTables<float>;
 
@@ -256,20 +377,52 @@ void check_count(int64_t n, const char* name) {
 void check_points(const double* xyz, int64_t n, const char* name) {
   require(xyz != nullptr || n == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name,
           "' is NULL but holds ", n, " points");
-  for (int64_t i = 0; i < n; ++i) {
+  // The first bad point (the smallest index): a parallel min over chunks,
+  // each counted branch-free first (a double is NaN or Inf iff its exponent
+  // bits, all in the high 32-bit word, are all ones).
+  int64_t bad = n;
+  const int64_t m = 3 * n;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (m >= (int64_t(1) << 16))
+  for (int64_t c = 0; c < m; c += 4096) {
+    const int64_t e = std::min(m, c + 4096);
+    uint32_t nonfinite = 0;
+    for (int64_t k = c; k < e; ++k) {
+      uint64_t bits;
+      std::memcpy(&bits, xyz + k, sizeof bits);
+      nonfinite += (static_cast<uint32_t>(bits >> 32) & 0x7ff00000u) == 0x7ff00000u ? 1u : 0u;
+    }
+    if (nonfinite == 0) continue;
+    for (int64_t k = c; k < e; ++k)
+      if (!std::isfinite(xyz[k])) {
+        bad = std::min(bad, k / 3);
+        break;
+      }
+  }
+  if (bad < n) {
+    const int64_t i = bad;
     const double x = xyz[3 * i], y = xyz[3 * i + 1], z = xyz[3 * i + 2];
-    if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z)))
-      fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': point ", i,
-           " (0-based) has a NaN or Inf coordinate (", x, ", ", y, ", ", z, ")");
+    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': point ", i,
+         " (0-based) has a NaN or Inf coordinate (", x, ", ", y, ", ", z, ")");
+  }
+}
+
+// memcpy by the OpenMP threads (the host side of the staged device copies).
+void parallel_copy(void* dst, const void* src, size_t bytes) {
+  const int nt = bytes >= (size_t(1) << 20) ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(nt)
+  {
+    const size_t T = static_cast<size_t>(omp_get_num_threads()), t = static_cast<size_t>(omp_get_thread_num());
+    const size_t b = bytes * t / T / 64 * 64, e = t + 1 == T ? bytes : bytes * (t + 1) / T / 64 * 64;
+    if (e > b) std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
   }
 }
 
 // Host access to a tree array: the array itself for a host tree, a
-// downloaded copy for a device tree.
+// downloaded copy for a device tree (not zero-filled first).
 template <class V>
 struct HostView {
   const V* p = nullptr;
-  std::vector<V> own;
+  std::unique_ptr<V[]> own;
   const V& operator[](int64_t i) const { return p[i]; }
   const V* begin() const { return p; }
   const V* end() const { return p + own_n; }
@@ -285,42 +438,85 @@ HostView<V> fetch(const tree::Tree& t, const V* src, int64_t n) {
     h.p = src;
     return h;
   }
-  h.own.resize(static_cast<size_t>(h.own_n));
-  if (n > 0) tree::download(t, h.own.data(), src, sizeof(V) * static_cast<size_t>(n));
-  h.p = h.own.data();
+  h.own.reset(new V[static_cast<size_t>(std::max<int64_t>(h.own_n, 1))]);
+#if defined(GPUFMM_HAVE_CUDA)
+  if (n > 0) cuda::laplace_staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), parallel_copy);
+#else
+  if (n > 0) tree::download(t, h.own.get(), src, sizeof(V) * static_cast<size_t>(n));
+#endif
+  h.p = h.own.get();
   return h;
 }
 
 // Sizes for plan_info and the workspace: near-field pairs and the largest
-// near-field source count of a target leaf.
+// near-field source count of a target leaf. A device tree: reduced on the
+// device (integer sums and maxima, the same numbers).
 void near_field_stats(LaplacePlan& plan) {
   const tree::Tree& t = *plan.tree;
-  const tree::PointSet& S = t.src;
-  const tree::PointSet& R = t.receivers();
-  const tree::List& nb = t.lists[tree::kNeighbors];
-  const auto s_beg = fetch(t, S.point_begin, S.nboxes), s_end = fetch(t, S.point_end, S.nboxes);
-  const auto r_beg = fetch(t, R.point_begin, R.nboxes), r_end = fetch(t, R.point_end, R.nboxes);
-  const auto off = fetch(t, nb.offsets, nb.rows + 1);
-  const auto idx = fetch(t, nb.index, nb.nnz);
   int64_t pairs = 0, max_near = 0, max_leaf = 0;
-  const int L = t.l_max;
-  if (R.nboxes > 0)
-    for (int64_t b = R.level_offset[L]; b < R.level_offset[L + 1]; ++b) {
-      int64_t near = 0;
-      for (int64_t e = off[b]; e < off[b + 1]; ++e) near += s_end[idx[e]] - s_beg[idx[e]];
-      const int64_t nt = r_end[b] - r_beg[b];
-      pairs += near * nt;
-      max_near = std::max(max_near, near);
-      max_leaf = std::max(max_leaf, nt);
+  if (t.ctx.on_gpu()) {
+#if defined(GPUFMM_HAVE_CUDA)
+    cuda::laplace_near_field_stats(t, pairs, max_near, max_leaf);
+#endif
+  } else {
+    const tree::PointSet& S = t.src;
+    const tree::PointSet& R = t.receivers();
+    const tree::List& nb = t.lists[tree::kNeighbors];
+    const int32_t *s_beg = S.point_begin, *s_end = S.point_end, *r_beg = R.point_begin, *r_end = R.point_end;
+    const int64_t* off = nb.offsets;
+    const int32_t* idx = nb.index;
+    const int L = t.l_max;
+    if (R.nboxes > 0) {
+      const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
+#pragma omp parallel for schedule(static) reduction(+ : pairs) reduction(max : max_near, max_leaf) if (b1 - b0 > 4096)
+      for (int64_t b = b0; b < b1; ++b) {
+        int64_t near = 0;
+        for (int64_t e = off[b]; e < off[b + 1]; ++e) near += s_end[idx[e]] - s_beg[idx[e]];
+        const int64_t nt = r_end[b] - r_beg[b];
+        pairs += near * nt;
+        max_near = std::max(max_near, near);
+        max_leaf = std::max(max_leaf, nt);
+      }
     }
-  if (S.nboxes > 0)
-    for (int64_t b = S.level_offset[L]; b < S.level_offset[L + 1]; ++b)
-      max_leaf = std::max<int64_t>(max_leaf, s_end[b] - s_beg[b]);
+    if (S.nboxes > 0)
+      for (int64_t b = S.level_offset[L]; b < S.level_offset[L + 1]; ++b)
+        max_leaf = std::max<int64_t>(max_leaf, s_end[b] - s_beg[b]);
+  }
   plan.p2p_pairs = pairs;
   plan.max_near_sources = max_near;
   plan.max_leaf_points = max_leaf;
 }
 
+// Entries per class code over the M2L lists of the plan's tree (a histogram
+// on the device for a device tree, per-thread histograms on the host).
+std::vector<int64_t> class_counts(const tree::Tree& t) {
+  std::vector<int64_t> counts(tree::kNumClasses, 0);
+  const int lists[3] = {int(tree::kM2L), int(tree::kType1), int(tree::kType2)};
+  if (t.ctx.on_gpu()) {
+#if defined(GPUFMM_HAVE_CUDA)
+    cuda::laplace_class_counts(t, lists, 3, counts.data());
+#endif
+    return counts;
+  }
+  for (int k : lists) {
+    const tree::List& l = t.lists[k];
+    if (!l.built || l.nnz == 0) continue;
+    const int32_t* cls = l.cls;
+    const int64_t n = l.nnz;
+#pragma omp parallel if (n > (int64_t(1) << 16))
+    {
+      std::vector<int64_t> mine(tree::kNumClasses, 0);
+#pragma omp for schedule(static) nowait
+      for (int64_t e = 0; e < n; ++e) ++mine[static_cast<size_t>(cls[e])];
+#pragma omp critical(gpufmm_laplace_class_counts)
+      for (int c = 0; c < tree::kNumClasses; ++c) counts[static_cast<size_t>(c)] += mine[static_cast<size_t>(c)];
+    }
+  }
+  return counts;
+}
+
+// Sums of p_op^3 and p_op^2 over the translations of one evaluate. Every
+// term is an integer below 2^53, so the sums are exact in any order.
 template <class T>
 void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
   const tree::Tree& t = *plan.tree;
@@ -329,15 +525,9 @@ void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
     p3 += count * q * q * q;
     p2 += count * q * q;
   };
-  for (int k : {int(tree::kM2L), int(tree::kType1), int(tree::kType2)}) {
-    const tree::List& l = t.lists[k];
-    if (!l.built) continue;
-    const auto cls = fetch(t, l.cls, l.nnz);
-    std::vector<int64_t> per_op(kNumOps, 0);
-    for (int64_t e = 0; e < l.nnz; ++e) ++per_op[cls[e]];
-    for (int op = 0; op < kNumOps; ++op)
-      if (per_op[op] > 0) add(tab.op_p[op], double(per_op[op]));
-  }
+  const std::vector<int64_t> per_class = class_counts(t);
+  for (int op = 0; op < tree::kNumClasses; ++op)
+    if (per_class[static_cast<size_t>(op)] > 0) add(tab.op_p[op], double(per_class[static_cast<size_t>(op)]));
   const int L = t.l_max;
   const tree::PointSet& S = t.src;
   const tree::PointSet& R = t.receivers();
@@ -350,23 +540,28 @@ void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
   plan.rcr_p2 = p2;
 }
 
+// sources / targets: host memory, or the context's when on_context.
 template <class T>
 void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const double* sources,
-                       const double* targets, Context& tctx) {
+                       const double* targets, Context& tctx, bool on_context) {
   // A keys-only tree (depth 0, no lists) gives the sorted Morton keys of
   // both sets in the final tree's cube; the model scans depths on them.
   tree::Options so;
   so.l_max = 0;
   so.lists = 0;
-  auto scan = tree::build(tctx, so, sources, plan.nsrc, targets, plan.ntrg, false);
+  const double t0 = now();
+  auto scan = tree::build(tctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
   const auto sk = fetch(*scan, scan->src.keys, scan->src.n);  // views into `scan` on the CPU
   HostView<uint64_t> rk;
   if (!plan.same_sets) rk = fetch(*scan, scan->recv_own.keys, scan->recv_own.n);
+  const double t1 = now();
+  plan.plan_times.depth_keys = t1 - t0;
   plan.depth = laplace_choose_depth<T>(sk.data(), plan.nsrc, plan.same_sets ? nullptr : rk.data(),
                                        plan.ntrg, plan.modified, tab,
                                        plan.cpu_pipeline()
                                            ? laplace_cost_constants_cpu(plan.single())
                                            : laplace_cost_constants_gpu(plan.single()));
+  plan.plan_times.depth_scan = now() - t1;
 }
 
 }  // namespace
@@ -374,6 +569,7 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
 std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOptions& opt,
                                                  int64_t nsrc, const double* sources,
                                                  int64_t ntrg, const double* targets) {
+  const double t0 = now();
   validate_options(opt);
   check_count(nsrc, "nsrc");
   if (targets != nullptr) check_count(ntrg, "ntrg");
@@ -382,9 +578,16 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
 #ifndef GPUFMM_HAVE_CUDA
   require(!ctx.on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED, "gpufmm was built without CUDA");
 #endif
-  const double t0 = now();
   auto plan = std::make_unique<LaplacePlan>(ctx);
   LaplacePlan& P = *plan;
+  LaplacePlanTimes& tp = P.plan_times;
+  double tmark = now();
+  tp.check = tmark - t0;
+  auto lap = [&tmark](double& field) {
+    const double t = now();
+    field += t - tmark;
+    tmark = t;
+  };
   P.options = opt;
   P.same_sets = targets == nullptr;
   P.nsrc = nsrc;
@@ -399,8 +602,23 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     P.options.variable_truncation = false;
 
   Context* tctx = &ctx;
+  // CUDA driver: the coordinates go to the device once; both trees are built
+  // from that copy and the sorted coordinates are gathered there.
+  const double* tsrc = sources;
+  const double* ttrg = targets;
+  bool on_context = false;
+#if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
+  cuda::LaplaceDevicePoints dev_points;
+#endif
   if (!P.cpu_pipeline()) {
     // issue 5: the tree stays on the device (the CUDA driver evaluates).
+#if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
+    dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, parallel_copy);
+    tsrc = dev_points.src;
+    ttrg = dev_points.trg;
+    on_context = true;
+#endif
+    lap(tp.upload);
   } else if (ctx.on_gpu()) {
     // Temporary until the CUDA driver exists (issue 5): a CPU-side tree and
     // the CPU pipeline on host copies.
@@ -409,9 +627,10 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   }
 
   if (P.single())
-    build_tables<float>(P.p, P.options.variable_truncation, P.tables_f);
+    laplace_tables_get<float>(P.p, P.options.variable_truncation, P.tables_f);
   else
-    build_tables<double>(P.p, P.options.variable_truncation, P.tables_d);
+    laplace_tables_get<double>(P.p, P.options.variable_truncation, P.tables_d);
+  lap(tp.tables);
 
   tree::Options to;
   if (opt.l_max >= 0) {
@@ -421,23 +640,29 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     to.s_max = opt.s_max;
   } else {
     if (P.single())
-      choose_depth_with(P, P.tables_f, sources, targets, *tctx);
+      choose_depth_with(P, P.tables_f, tsrc, ttrg, *tctx, on_context);
     else
-      choose_depth_with(P, P.tables_d, sources, targets, *tctx);
+      choose_depth_with(P, P.tables_d, tsrc, ttrg, *tctx, on_context);
     to.l_max = P.depth.l_max;
   }
+  tmark = now();
   to.lists = (1u << tree::kNeighbors) |
              (P.modified ? (1u << tree::kType1) | (1u << tree::kType2) : (1u << tree::kM2L));
-  P.tree = tree::build(*tctx, to, sources, nsrc, targets, P.ntrg, false);
+  P.tree = tree::build(*tctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
   P.l_max = P.tree->l_max;
   P.src_boxes = P.tree->src.nboxes;
   P.trg_boxes = P.tree->receivers().nboxes;
   P.m2l_translations = P.modified
                            ? P.tree->lists[tree::kType1].nnz + P.tree->lists[tree::kType2].nnz
                            : P.tree->lists[tree::kM2L].nnz;
+  lap(tp.tree);
 
-  // Sorted coordinates (host, double).
-  {
+  // Sorted coordinates (double): on the host for the CPU pipeline; for the
+  // CUDA driver laplace_plan_setup gathers them on the device.
+  if (on_context) {
+    P.dev_sources = tsrc;
+    P.dev_targets = ttrg;
+  } else {
     const auto perm = fetch(*P.tree, P.tree->src.perm, nsrc);
     P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
 #pragma omp parallel for schedule(static)
@@ -451,14 +676,18 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
         for (int k = 0; k < 3; ++k) P.trg_xyz[3 * i + k] = targets[3 * int64_t(rperm[i]) + k];
     }
   }
+  lap(tp.coords);
   near_field_stats(P);
   if (P.single())
     translation_work(P, P.tables_f);
   else
     translation_work(P, P.tables_d);
+  lap(tp.stats);
 #if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
   if (!P.cpu_pipeline()) cuda::laplace_plan_setup(P);  // issue 5: tables etc. to the device
 #endif
+  P.dev_sources = P.dev_targets = nullptr;  // freed with dev_points
+  lap(tp.setup);
   P.plan_seconds = now() - t0;
   return plan;
 }

@@ -38,7 +38,8 @@
 //   q      [nsrc]              charges in Morton (sorted) order
 //   d      [3*nsrc]            dipoles in sorted order, xyz interleaved
 //   pot    [ntrg], grad [3*ntrg]  results in sorted target order
-// Sorted coordinates (LaplacePlan::src_xyz / trg_xyz, double, 3 x n, host):
+// Sorted coordinates (LaplacePlan::src_xyz / trg_xyz, double, 3 x n, host;
+//   on the device only for the CUDA driver):
 //   src_xyz[3i..3i+2] = user source perm[i]. Every expansion / P2P uses
 //   coordinates RELATIVE TO A BOX CENTRE, formed in double and then rounded
 //   to T (P2M and L2P: relative to the leaf's centre; P2P: sources and
@@ -166,9 +167,25 @@ struct LaplaceTables {
   size_t bytes() const;
 };
 
-// Builds the tables for truncation p (double precomputation, rounded to T).
+// Builds the tables for truncation p (double precomputation, rounded to T;
+// the distinct tables in parallel, bitwise the same for any thread count).
 template <class T>
 void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t);
+
+// Process-wide cache of build_tables results, keyed by (p, T,
+// variable_truncation) and shared by every plan (thread-safe; the least
+// recently used entries beyond kLaplaceTableCacheBytes per precision are
+// dropped, the newest is always kept). GPUFMM_LAPLACE_TABLE_CACHE=0 turns it
+// off (read at each call): laplace_tables_get then builds.
+constexpr size_t kLaplaceTableCacheBytes = size_t(64) << 20;
+template <class T>
+std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variable_truncation);
+// t = the tables for (p, variable_truncation): a copy of the cached ones, or
+// built when the cache is off.
+template <class T>
+void laplace_tables_get(int p, bool variable_truncation, LaplaceTables<T>& t);
+// Drops every cached table (tests, benchmarks).
+void laplace_tables_cache_clear();
 
 // ---------------------------------------------------------------- cost model
 
@@ -213,6 +230,19 @@ struct LaplaceStageTimes {
   double p2m = 0, upward = 0, downward = 0, l2p = 0, p2p = 0, total = 0;
 };
 
+// Wall seconds of the phases of laplace_plan_create (bench_laplace_plan).
+struct LaplacePlanTimes {
+  double check = 0;       // argument checks (finite coordinates)
+  double tables = 0;      // translation tables (build or cache copy)
+  double upload = 0;      // coordinates to the device (CUDA driver)
+  double depth_keys = 0;  // cost model: sorted keys (keys-only tree, download)
+  double depth_scan = 0;  // cost model: laplace_choose_depth
+  double tree = 0;        // the tree (coordinates upload on a GPU context included)
+  double coords = 0;      // sorted coordinates
+  double stats = 0;       // near_field_stats + translation_work
+  double setup = 0;       // cuda::laplace_plan_setup (GPU context)
+};
+
 template <class T>
 struct LaplaceWorkspace {
   std::vector<T> M, L, q, d, pot, grad;
@@ -242,7 +272,15 @@ class LaplacePlan {
   bool modified = true;                // options.stencil == MODIFIED
   int64_t nsrc = 0, ntrg = 0;
   std::unique_ptr<tree::Tree> tree;
-  std::vector<double> src_xyz, trg_xyz;  // sorted, 3 x n; trg_xyz empty when same_sets
+  // Sorted, 3 x n; trg_xyz empty when same_sets. Host copies for the CPU
+  // pipeline only: a plan evaluated by the CUDA driver keeps them on the
+  // device (laplace_plan_setup gathers them there) and leaves both empty.
+  std::vector<double> src_xyz, trg_xyz;
+  // During laplace_plan_create on a GPU context only (null otherwise): the
+  // user's coordinates in device memory, user order (targets null when
+  // same_sets), for laplace_plan_setup's gather.
+  const double* dev_sources = nullptr;
+  const double* dev_targets = nullptr;
   LaplaceTables<double> tables_d;        // filled for FLOAT64 plans
   LaplaceTables<float> tables_f;         // filled for FLOAT32 plans
   LaplaceDepthChoice depth;              // the cost model's scan (empty when not used)
@@ -257,6 +295,7 @@ class LaplacePlan {
   // p_op^3 and p_op^2 over every M2L, M2M and L2L translation.
   double rcr_p3 = 0, rcr_p2 = 0;
   double plan_seconds = 0;
+  LaplacePlanTimes plan_times;  // phases of plan_seconds
 
   LaplaceStageTimes last;  // of the last evaluate
   LaplaceWorkspace<double> ws_d;
@@ -309,6 +348,37 @@ namespace cuda {
 // (on_context true, dtype = the plan's precision); inputs are validated.
 // Must fill plan.last (stage times) and write the outputs only on success.
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
+
+// Plan creation on a GPU context (src/cuda/fmm/laplace_plan_gpu.cu); all on
+// the context's stream.
+// Host-side copy of one chunk (memcpy semantics; the plan passes an OpenMP
+// one).
+using LaplaceHostCopy = void (*)(void* dst, const void* src, size_t bytes);
+// Large copies through two process-wide pinned chunks, the caller's `copy`
+// for the host side of each chunk, overlapped with the DMA of the other;
+// small ones (or GPUFMM_LAPLACE_STAGED_COPY=0, or no pinned memory) are plain
+// cudaMemcpyAsync. Upload returns when src may be reused (the data follow in
+// stream order), download with the data in dst.
+void laplace_staged_upload(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
+void laplace_staged_download(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
+// The user's coordinates (3 x n, host) in device memory, user order; targets
+// null when trg is. Freed (stream-ordered) with the last copy of `hold`.
+struct LaplaceDevicePoints {
+  const double* src = nullptr;
+  const double* trg = nullptr;
+  std::shared_ptr<void> hold;
+};
+LaplaceDevicePoints laplace_upload_points(Context& ctx, const double* src, int64_t ns, const double* trg,
+                                          int64_t nt, LaplaceHostCopy copy);
+// out[3i+k] = xyz[3 perm[i] + k], i < n (all device pointers; asynchronous).
+void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm, int64_t n, double* out);
+// The plan's near-field sizes from a device tree (as near_field_stats on the
+// host): source-target pairs, the largest neighbour source count of a
+// target leaf, the largest leaf.
+void laplace_near_field_stats(const tree::Tree& t, int64_t& pairs, int64_t& max_near, int64_t& max_leaf);
+// counts[c] (c < tree::kNumClasses) = entries of class c in the lists
+// lists[0..nlists) of a device tree.
+void laplace_class_counts(const tree::Tree& t, const int* lists, int nlists, int64_t* counts);
 }  // namespace cuda
 #endif
 

@@ -202,12 +202,13 @@ GPUFMM_HD inline void laplace_rotation_precompute(int p, W cos_b, W sin_b, T* B,
 
 // Degree-n, order-m output of B(b) in (or B(b)^T in when transpose), m in
 // -n..n; in: the input vector (p^2 layout n*n+n+m).  Sums over j in
-// increasing order (as laplace_rotate_y).
-template <class T>
-GPUFMM_HD inline T laplace_rotate_y_elem(const T* B, const T* in, int n, int m, bool transpose) {
-  const T* bc = B + laplace_rotation_offset(n);
-  const T* vi = in + n * n + n;  // vi[m], m = -n..n
-  T acc = T(0);
+// increasing order (as laplace_rotate_y).  TB: table type, TV: vector type
+// (TV = TB, or several vectors at once: TB * TV -> TV, TV += TV, TV(TB(0))).
+template <class TB, class TV>
+GPUFMM_HD inline TV laplace_rotate_y_elem(const TB* B, const TV* in, int n, int m, bool transpose) {
+  const TB* bc = B + laplace_rotation_offset(n);
+  const TV* vi = in + n * n + n;  // vi[m], m = -n..n
+  TV acc = TV(TB(0));
   if (m >= 0) {
     const int w = n + 1;
     if (transpose)
@@ -215,7 +216,7 @@ GPUFMM_HD inline T laplace_rotate_y_elem(const T* B, const T* in, int n, int m, 
     else
       for (int j = 0; j <= n; ++j) acc += bc[m * w + j] * vi[j];
   } else {
-    const T* bs = bc + (n + 1) * (n + 1);
+    const TB* bs = bc + (n + 1) * (n + 1);
     const int i = -m;
     if (transpose)
       for (int j = 1; j <= n; ++j) acc += bs[(j - 1) * n + (i - 1)] * vi[-j];
@@ -247,11 +248,12 @@ GPUFMM_HD inline void laplace_rotate_z_cs(int p, T cos_a, T sin_a, T* cm_out, T*
 
 // Degree-n, order-m output of A(a) in, m in -n..n; cm, sm = cos(|m| a),
 // sin(|m| a) (from laplace_rotate_z_cs, sin negated for A^T).
-template <class T>
-GPUFMM_HD inline T laplace_rotate_z_elem(T cm, T sm, const T* in, int n, int m) {
+// TV: as in laplace_rotate_y_elem (T * TV -> TV, TV +- TV).
+template <class T, class TV>
+GPUFMM_HD inline TV laplace_rotate_z_elem(T cm, T sm, const TV* in, int n, int m) {
   if (m == 0) return in[n * n + n];
   const int am = m < 0 ? -m : m;
-  const T a = in[n * n + n + am], b = in[n * n + n - am];
+  const TV a = in[n * n + n + am], b = in[n * n + n - am];
   return m > 0 ? cm * a - sm * b : sm * a + cm * b;
 }
 

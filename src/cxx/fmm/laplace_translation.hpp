@@ -185,13 +185,14 @@ GPUFMM_HD constexpr int laplace_coax_offset(int p_out, int p_in, int m) {
 // Degree-n, order-m output (m in -n..n, n < p_out) of Coax in: the row of the
 // order-|m| block dotted with in's order-m coefficients of degrees |m|..p_in-1
 // in increasing order (as laplace_coax_apply).  Zero when |m| >= p_in.
-// block = mat + laplace_coax_offset(p_out, p_in, |m|).
-template <class T>
-GPUFMM_HD inline T laplace_coax_elem(int p_in, const T* block, const T* in, int n, int m) {
+// block = mat + laplace_coax_offset(p_out, p_in, |m|).  TB, TV: as in
+// laplace_rotate_y_elem.
+template <class TB, class TV>
+GPUFMM_HD inline TV laplace_coax_elem(int p_in, const TB* block, const TV* in, int n, int m) {
   const int am = m < 0 ? -m : m;
-  T acc = T(0);
+  TV acc = TV(TB(0));
   if (am >= p_in) return acc;
-  const T* row = block + (n - am) * (p_in - am) - am;  // row[n'] for n' in [am, p_in)
+  const TB* row = block + (n - am) * (p_in - am) - am;  // row[n'] for n' in [am, p_in)
   for (int np = am; np < p_in; ++np) acc += row[np] * in[np * np + np + m];
   return acc;
 }
