@@ -37,7 +37,6 @@ using bench::now;
 using bench::option;
 using bench::split;
 
-
 struct Row {
   std::string dist, precision, kernels;
   long long n = 0;
