@@ -415,7 +415,10 @@ gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double o
  * coincides with a source gets no self term. Real polynomial basis, RCR
  * translations, the modified M2L stencil (type-1 to the box, type-2 to the
  * parent) and a per-translation truncation number (eq. 24). The truncation
- * number p follows from the requested relative L2 error eps (eq. 36).
+ * number p follows from the requested relative L2 error eps (eq. 36), with
+ * 5 more terms when the leaves are nearly empty (fewer than 9 near-field
+ * sources per target: the closest pairs then go through the far field;
+ * docs/laplace_fmm.md section 3). gpufmm_laplace_plan_info reports p.
  *
  * Plan once, evaluate many times: the plan holds the octree, lists and
  * translation data of one geometry; each evaluate takes new charges and/or

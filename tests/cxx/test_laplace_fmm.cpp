@@ -214,6 +214,28 @@ TEST(LaplaceFmmAccuracy, FarFieldHeavyDepths) {
   check_accuracy(Dist::Plummer, true, kBoth, 1e-5, GPUFMM_FLOAT32, base_seed() + 210, 4000, 6);
 }
 
+// Nearly empty leaves (a depth far below the cost model's): the closest
+// pairs go through the far field and the plan adds terms (laplace_p_sparse).
+// The first problem is one that missed eps by 2.65x before (uniform, 1500
+// points, 20 of them duplicated, l_max = 5, dipoles); the second is fresh.
+TEST(LaplaceFmmAccuracy, SparseTreesGetMoreTerms) {
+  CpuContext c;
+  for (uint64_t seed : {uint64_t(15079702319646025987ull) + 900, base_seed() + 1000}) {
+    Problem p = make_problem(Dist::Uniform, 1500, -1, seed);
+    for (int i = 0; i < 20; ++i)
+      for (int k = 0; k < 3; ++k) p.src[3 * (2 * i + 1) + k] = p.src[3 * (2 * i) + k];
+    const RunResult dense = run_fmm(c.ctx, p, kCharges, options(1e-6, GPUFMM_FLOAT64, 3), false);
+    EXPECT_GT(dense.info.p2p_pairs, 9 * p.nt);  // ~80 near-field sources per target
+    for (int l : {5, 6}) {
+      const RunResult r = run_fmm(c.ctx, p, kBoth, options(1e-6, GPUFMM_FLOAT64, l));
+      EXPECT_LT(r.info.p2p_pairs, 9 * p.nt);
+      EXPECT_EQ(r.info.p, dense.info.p + 5) << "l_max=" << l;
+      EXPECT_LE(r.err.pot, 1e-6) << "l_max=" << l << " seed " << seed;
+      EXPECT_LE(r.err.grad, 1e-6) << "l_max=" << l << " seed " << seed;
+    }
+  }
+}
+
 TEST(LaplaceFmmAccuracy, ModifiedAndStandardStencilsAgree) {
   CpuContext c;
   const uint64_t seed = base_seed() + 300;

@@ -701,6 +701,19 @@ void check_flip_and_scaled(unsigned seed) {
   }
 }
 
+// The closed form of laplace_coax_offset (used per coefficient by the GPU
+// kernels) is the running block offset of laplace_coax_apply.
+TEST(LaplaceTranslation, CoaxOffsetIsTheBlockSum) {
+  for (int po = 1; po <= kMaxP; ++po)
+    for (int pi = 1; pi <= kMaxP; ++pi) {
+      int off = 0;
+      for (int m = 0; m < po && m < pi; ++m) {
+        ASSERT_EQ(laplace_coax_offset(po, pi, m), off) << po << " " << pi << " " << m;
+        off += (po - m) * (pi - m);
+      }
+    }
+}
+
 TEST(LaplaceTranslation, FlipEq34AndScaledUnitSREq35) {
   check_flip_and_scaled<double>(1001);
   check_flip_and_scaled<float>(1002);

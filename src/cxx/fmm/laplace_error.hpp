@@ -37,6 +37,15 @@
 //   translations:  p' = ceil((p ln eta* - ln K) / ln eta),  K = 189 by
 //   default (K = 1 is eq. 24 exactly).  Measured: same error as no reduction,
 //   with the M2L work cut to 50-80 %.  p_for_eps is calibrated WITH this rule.
+// * laplace_p_sparse.  The fit above comes from trees whose near field holds
+//   most of each target's closest sources.  When the leaves are nearly empty
+//   (a depth forced far below the cost model's, or very sparse data), the
+//   closest pairs go through the far field and the FMM error approaches the
+//   error of single translations: measured up to 2.65 eps (uniform, N = 1500,
+//   l_max = 5, dipoles, 2.2 near-field sources per target), against <= 0.5
+//   eps with >= 9 near-field sources per target.  Below
+//   kLaplaceSparseNearPerTarget near-field sources per target the plan adds
+//   kLaplaceSparseExtraP terms (x0.65 per term: 2.65 eps -> 0.3 eps).
 // * float: the fit is the same up to the float floor (relative L2 ~3e-6 in
 //   the worst case, 3e-7 for uniform data), reached at p = 16; p is capped
 //   there.  eps down to 1e-5 is achieved in float.
@@ -99,6 +108,21 @@ GPUFMM_HD inline int laplace_p_for_eps(double eps, bool single_precision = false
   for (int p = 2; p < pmax; ++p)
     if (laplace_log10_error_model(p, gradient) <= target) return p;
   return pmax;
+}
+
+// Sparse trees (see the header comment): near-field sources per target
+// below which p gets kLaplaceSparseExtraP more terms.
+constexpr double kLaplaceSparseNearPerTarget = 9.0;
+constexpr int kLaplaceSparseExtraP = 5;
+
+// p for a tree with near_per_target near-field sources per target on
+// average (= near-field pairs / targets), starting from p of
+// laplace_p_for_eps; at most kMaxP (kLaplaceMaxPFloat in single precision).
+GPUFMM_HD inline int laplace_p_sparse(int p, double near_per_target, bool single_precision = false) {
+  const int pmax = single_precision ? kLaplaceMaxPFloat : kMaxP;
+  if (!(near_per_target < kLaplaceSparseNearPerTarget)) return p;
+  const int q = p + kLaplaceSparseExtraP;
+  return q < pmax ? q : (p > pmax ? p : pmax);
 }
 
 // Reduced truncation number of one M2L translation with geometric ratio eta

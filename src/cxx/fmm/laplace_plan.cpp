@@ -406,6 +406,7 @@ void check_points(const double* xyz, int64_t n, const char* name) {
   }
 }
 
+#if defined(GPUFMM_HAVE_CUDA)
 // memcpy by the OpenMP threads (the host side of the staged device copies).
 void parallel_copy(void* dst, const void* src, size_t bytes) {
   const int nt = bytes >= (size_t(1) << 20) ? omp_get_max_threads() : 1;
@@ -416,6 +417,7 @@ void parallel_copy(void* dst, const void* src, size_t bytes) {
     if (e > b) std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
   }
 }
+#endif
 
 // Host access to a tree array: the array itself for a host tree, a
 // downloaded copy for a device tree (not zero-filled first).
@@ -678,6 +680,18 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   }
   lap(tp.coords);
   near_field_stats(P);
+  // p from eps assumes a near field that holds each target's closest sources;
+  // a nearly empty one (laplace_p_sparse) needs more terms. The depth stays.
+  if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0) {
+    const int ps = laplace_p_sparse(P.p, double(P.p2p_pairs) / double(P.ntrg), P.single());
+    if (ps != P.p) {
+      P.p = ps;
+      if (P.single())
+        laplace_tables_get<float>(P.p, P.options.variable_truncation, P.tables_f);
+      else
+        laplace_tables_get<double>(P.p, P.options.variable_truncation, P.tables_d);
+    }
+  }
   if (P.single())
     translation_work(P, P.tables_f);
   else

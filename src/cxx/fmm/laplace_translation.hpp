@@ -175,11 +175,11 @@ GPUFMM_HD inline void laplace_coax_sr(int p_out, int p_in, double rd, double rs,
 // ---------------------------------------------------------------------------
 // Coax application.
 
-// Offset of the order-m block in a coax matrix for (p_out, p_in).
+// Offset of the order-m block in a coax matrix for (p_out, p_in):
+// sum_{k<m} (p_out - k)(p_in - k), in closed form (the GPU kernels take it
+// per coefficient).
 GPUFMM_HD constexpr int laplace_coax_offset(int p_out, int p_in, int m) {
-  int s = 0;
-  for (int k = 0; k < m; ++k) s += (p_out - k) * (p_in - k);
-  return s;
+  return m * p_out * p_in - (p_out + p_in) * (m * (m - 1) / 2) + (m - 1) * m * (2 * m - 1) / 6;
 }
 
 // Degree-n, order-m output (m in -n..n, n < p_out) of Coax in: the row of the
