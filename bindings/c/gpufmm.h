@@ -418,7 +418,10 @@ gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double o
  * number p follows from the requested relative L2 error eps (eq. 36), with
  * 5 more terms when the leaves are nearly empty (fewer than 9 near-field
  * sources per target: the closest pairs then go through the far field;
- * docs/laplace_fmm.md section 3). gpufmm_laplace_plan_info reports p.
+ * docs/laplace_fmm.md section 3). gpufmm_laplace_plan_info reports p. For
+ * eps beyond what p = GPUFMM_LAPLACE_MAX_P certifies in double (below
+ * ~7e-12), the plan keeps the full p for every translation and uses the
+ * standard stencil, whatever options.stencil says.
  *
  * Plan once, evaluate many times: the plan holds the octree, lists and
  * translation data of one geometry; each evaluate takes new charges and/or

@@ -594,14 +594,20 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   P.same_sets = targets == nullptr;
   P.nsrc = nsrc;
   P.ntrg = P.same_sets ? nsrc : ntrg;
-  P.modified = opt.stencil == GPUFMM_STENCIL_MODIFIED;
   P.p = opt.p > 0 ? opt.p : laplace_p_from_eps(opt.eps, P.single());
   // When p had to be capped (eps beyond what the error model certifies at
   // kMaxP in double / kLaplaceMaxPFloat in float), the reduced truncation
   // numbers of eq. (24) cost more accuracy than there is to spare (measured:
-  // 6-10x at p = 44-50); every translation then keeps the full p.
-  if (opt.p == 0 && P.options.variable_truncation && !laplace_p_certifies(P.p, opt.eps))
+  // 6-10x at p = 44-50); every translation then keeps the full p. In double
+  // the plan also takes the standard stencil there: its worst source-target
+  // geometry converges faster than the type-2 boxes' (docs/laplace_fmm.md
+  // section 3; measured at eps = 1e-12, p = 50: the modified stencil reached
+  // 1.1e-12 with charges and 2-5e-12 with dipoles).
+  if (opt.p == 0 && !laplace_p_certifies(P.p, opt.eps)) {
     P.options.variable_truncation = false;
+    if (!P.single()) P.options.stencil = GPUFMM_STENCIL_STANDARD;
+  }
+  P.modified = P.options.stencil == GPUFMM_STENCIL_MODIFIED;
 
   Context* tctx = &ctx;
   // CUDA driver: the coordinates go to the device once; both trees are built
