@@ -808,6 +808,15 @@ TEST(LaplaceError, PForEpsAndReducedP) {
   }
   EXPECT_EQ(laplace_p_for_eps(1e-30), kMaxP);
   EXPECT_LE(laplace_p_for_eps(1e-5, true), laplace_p_for_eps(1e-5));
+  // Sparse trees: + kLaplaceSparseExtraP below the threshold, capped; a p
+  // already at (or, when forced, above) the cap stays.
+  EXPECT_EQ(laplace_p_sparse(22, kLaplaceSparseNearPerTarget), 22);
+  EXPECT_EQ(laplace_p_sparse(22, 2.2), 22 + kLaplaceSparseExtraP);
+  EXPECT_EQ(laplace_p_sparse(22, 0.0), 22 + kLaplaceSparseExtraP);
+  EXPECT_EQ(laplace_p_sparse(kMaxP - 2, 1.0), kMaxP);
+  EXPECT_EQ(laplace_p_sparse(kMaxP, 1.0), kMaxP);
+  EXPECT_EQ(laplace_p_sparse(14, 1.0, true), kLaplaceMaxPFloat);
+  EXPECT_EQ(laplace_p_sparse(kLaplaceMaxPFloat, 1.0, true), kLaplaceMaxPFloat);
   // eq. (24): p' <= p, decreasing with eta, == p at eta*.
   for (int p : {4, 12, 30}) {
     EXPECT_EQ(laplace_p_reduced(p, kLaplaceEtaStar, kLaplaceEtaStar, 1.0), p);

@@ -120,9 +120,8 @@ constexpr int kLaplaceSparseExtraP = 5;
 // laplace_p_for_eps; at most kMaxP (kLaplaceMaxPFloat in single precision).
 GPUFMM_HD inline int laplace_p_sparse(int p, double near_per_target, bool single_precision = false) {
   const int pmax = single_precision ? kLaplaceMaxPFloat : kMaxP;
-  if (!(near_per_target < kLaplaceSparseNearPerTarget)) return p;
-  const int q = p + kLaplaceSparseExtraP;
-  return q < pmax ? q : (p > pmax ? p : pmax);
+  if (!(near_per_target < kLaplaceSparseNearPerTarget) || p >= pmax) return p;
+  return p + kLaplaceSparseExtraP < pmax ? p + kLaplaceSparseExtraP : pmax;
 }
 
 // Reduced truncation number of one M2L translation with geometric ratio eta

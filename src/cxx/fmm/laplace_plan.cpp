@@ -634,10 +634,13 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     tctx = P.host_ctx.get();
   }
 
-  if (P.single())
-    laplace_tables_get<float>(P.p, P.options.variable_truncation, P.tables_f);
-  else
-    laplace_tables_get<double>(P.p, P.options.variable_truncation, P.tables_d);
+  auto get_tables = [&P] {  // the operator tables for P.p
+    if (P.single())
+      laplace_tables_get<float>(P.p, P.options.variable_truncation, P.tables_f);
+    else
+      laplace_tables_get<double>(P.p, P.options.variable_truncation, P.tables_d);
+  };
+  get_tables();
   lap(tp.tables);
 
   tree::Options to;
@@ -692,10 +695,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     const int ps = laplace_p_sparse(P.p, double(P.p2p_pairs) / double(P.ntrg), P.single());
     if (ps != P.p) {
       P.p = ps;
-      if (P.single())
-        laplace_tables_get<float>(P.p, P.options.variable_truncation, P.tables_f);
-      else
-        laplace_tables_get<double>(P.p, P.options.variable_truncation, P.tables_d);
+      get_tables();
     }
   }
   if (P.single())
