@@ -160,6 +160,23 @@ TEST_F(LaplaceDirect, SeparateTargetsFloat) {
 
 TEST_F(LaplaceDirect, AtSourcesFloat) { check_problem(make_problem(9004, 900, -1, true), GPUFMM_FLOAT32, 1e-5); }
 
+// Two tight clusters (side 1e-6), coordinates near 0 and 1: the close pairs
+// need differences of the coordinates as given. Shifting them to the
+// bounding box's centre first (as float does) rounds a coordinate near 0 by
+// up to 3e-17 absolute, 3e-11 relative to the pair distances here.
+TEST_F(LaplaceDirect, TightClustersDouble) {
+  std::mt19937_64 g(9005);
+  Problem p;
+  p.ns = p.nt = 600;
+  const double c[2][3] = {{0.011, 0.7, 0.023}, {0.9, 0.031, 0.95}};
+  p.src = uniform(g, 3 * p.ns, 0.0, 1e-6);
+  for (int64_t i = 0; i < p.ns; ++i)
+    for (int k = 0; k < 3; ++k) p.src[3 * i + k] += c[i % 2][k];
+  p.q = uniform(g, p.ns, -1.0, 1.0);
+  p.d = uniform(g, 3 * p.ns, -1.0, 1.0);
+  check_problem(p, GPUFMM_FLOAT64, 1e-13);
+}
+
 // Sizes that are not multiples of any block or tile, and the smallest cases.
 TEST_F(LaplaceDirect, OddSizes) {
   for (int64_t ns : {1, 2, 3, 31, 1025, 2049})

@@ -28,9 +28,10 @@ namespace gpufmm {
 //
 // origin: subtracted from every coordinate (in double) before the conversion
 // to the working precision. The sums depend on differences only, so this
-// changes nothing mathematically; gpufmm::laplace_direct sets it to the
-// centre of the bounding box of all points, which halves (or better) the
-// rounding of float coordinates, the dominant float error for close pairs.
+// changes nothing mathematically; gpufmm::laplace_direct sets it, in float,
+// to the centre of the bounding box of all points, which halves (or better)
+// the rounding of float coordinates, the dominant float error for close
+// pairs; in double to 0 (a shift would round the coordinates).
 struct LaplaceDirectArgs {
   int64_t nsrc = 0;
   const double* sources = nullptr;
@@ -51,8 +52,8 @@ struct LaplaceDirectTiming {
 };
 
 // Runs the direct sum on ctx's backend in `precision` (GPUFMM_FLOAT32 or
-// GPUFMM_FLOAT64): inputs are converted to it (coordinates relative to the
-// centre of the points' bounding box; args.origin is ignored), results
+// GPUFMM_FLOAT64): inputs are converted to it (float: coordinates relative
+// to the centre of the points' bounding box; args.origin is ignored), results
 // converted back to double. On failure (OUT_OF_MEMORY, DEVICE) the outputs
 // are unchanged.
 void laplace_direct(Context& ctx, gpufmm_dtype_t precision, const LaplaceDirectArgs& args,

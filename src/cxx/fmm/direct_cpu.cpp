@@ -188,7 +188,15 @@ void laplace_direct_origin(const LaplaceDirectArgs& a, double origin[3]) {
 void laplace_direct(Context& ctx, gpufmm_dtype_t precision, const LaplaceDirectArgs& args,
                     LaplaceDirectTiming* timing) {
   LaplaceDirectArgs a = args;
-  laplace_direct_origin(a, a.origin);
+  // Float: coordinates relative to the bounding box's centre (their rounding
+  // to float is the dominant error of close pairs). Double: as given, so that
+  // every difference is one correctly rounded subtraction; a shift would
+  // round coordinates far smaller than it (6e-11 relative for pairs 1e-6
+  // apart near 0 in a unit box, test TightClustersDouble).
+  if (precision == GPUFMM_FLOAT32)
+    laplace_direct_origin(a, a.origin);
+  else
+    a.origin[0] = a.origin[1] = a.origin[2] = 0.0;
   if (ctx.on_gpu()) {
 #ifdef GPUFMM_HAVE_CUDA
     cuda::laplace_direct(ctx, precision, a, timing);

@@ -81,6 +81,8 @@ LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt) {
   return o;
 }
 
+static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name kMaxP");
+
 int laplace_p_from_eps(double eps, bool single) {
   return std::max(laplace_p_for_eps(eps, single, false), laplace_p_for_eps(eps, single, true));
 }
@@ -602,7 +604,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   // the plan also takes the standard stencil there: its worst source-target
   // geometry converges faster than the type-2 boxes' (docs/laplace_fmm.md
   // section 3; measured at eps = 1e-12, p = 50: the modified stencil reached
-  // 1.1e-12 with charges and 2-5e-12 with dipoles).
+  // 1.1e-12 with charges, uniform points, l_max = 2).
   if (opt.p == 0 && !laplace_p_certifies(P.p, opt.eps)) {
     P.options.variable_truncation = false;
     if (!P.single()) P.options.stencil = GPUFMM_STENCIL_STANDARD;
