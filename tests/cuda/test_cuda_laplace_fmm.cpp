@@ -85,6 +85,35 @@ gpufmm_laplace_options_t options(double eps, int precision, int p = 0, int l_max
   return o;
 }
 
+// NaN / Inf coordinates on a GPU context (checked on the device copy of the
+// coordinates): the smallest bad index is named, no plan is made, and the
+// context stays usable.
+TEST_F(CudaLaplaceFmm, NonFiniteCoordinatesNamed) {
+  const int64_t ns = 3000, nt = 2000;
+  const auto src = gpufmm_test::make_points(Dist::Uniform, ns, 71);
+  const auto trg = gpufmm_test::make_points(Dist::Uniform, nt, 72);
+  const auto o = options(1e-6, GPUFMM_FLOAT64);
+  gpufmm_laplace_plan_t keep = reinterpret_cast<gpufmm_laplace_plan_t>(0x1234), plan = keep;
+  auto expect_named = [&](const std::vector<double>& s, const std::vector<double>* t, const char* what) {
+    EXPECT_EQ(gpufmm_laplace_plan_create(gpu, &o, ns, s.data(), nt, t ? t->data() : nullptr, &plan),
+              GPUFMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(gpufmm_last_error_message()).find(what), std::string::npos)
+        << gpufmm_last_error_message();
+    EXPECT_EQ(plan, keep);
+  };
+  std::vector<double> s2 = src, t2 = trg;
+  s2[3 * 2900] = std::numeric_limits<double>::infinity();
+  s2[3 * 7 + 1] = std::nan("");
+  expect_named(s2, nullptr, "'sources': point 7 ");
+  expect_named(s2, &trg, "'sources': point 7 ");
+  t2[3 * 1999 + 2] = std::nan("");
+  t2[3 * 3 + 2] = -std::numeric_limits<double>::infinity();
+  expect_named(src, &t2, "'targets': point 3 ");
+  Result r;
+  fmm(gpu, o, src, &trg, randu(73, ns, -1, 1).data(), nullptr, r);
+  EXPECT_TRUE(std::isfinite(r.pot[0]));
+}
+
 // Same p, same tree: GPU == CPU to rounding.
 TEST_F(CudaLaplaceFmm, MatchesCpuPipeline) {
   const int64_t n = 6000;

@@ -10,8 +10,9 @@
 //    on the CPU tree's keys with the GPU constants, level by level;
 //  - evaluating both plans gives the same potentials and gradients (to
 //    rounding), so the device-gathered coordinates are right;
-//  - a second plan (translation tables from the process-wide cache) equals
-//    the first.
+//  - a second plan (translation tables from the process-wide caches) equals
+//    the first; the device tables are shared across plans and contexts and
+//    dropped with the device's last context.
 // Uniform and ellipsoid points, sources == targets and !=, double and float.
 // Skips when no CUDA device is visible.
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -159,6 +161,66 @@ TEST_F(CudaLaplacePlan, GpuPlanEqualsCpuPlan) {
         EXPECT_EQ(pot2, potg) << w << " (second plan)";
         EXPECT_EQ(grad2, gradg) << w << " (second plan)";
       }
+}
+
+// The device copies of the translation tables are cached per (device,
+// precision, p, variable truncation) and shared: a plan keeps its tables
+// when the plan that uploaded them is destroyed, a second context of the
+// device finds them, and after the last context of the device is destroyed
+// (the cache drops them) a new context uploads them again. Every plan gives
+// bit for bit the results of the first, as does a plan with
+// GPUFMM_LAPLACE_TABLE_CACHE=0.
+TEST_F(CudaLaplacePlan, DeviceTablesSharedAcrossPlansAndContexts) {
+  const Points pts = make(Dist::Uniform, 30000, -1, 950);
+  std::mt19937_64 g(78);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> q(size_t(pts.ns()));
+  for (auto& v : q) v = u(g);
+  gpufmm_laplace_options_t o;
+  gpufmm_laplace_options_init(&o);
+  o.eps = 1e-6;
+  auto run = [&](gpufmm_laplace_plan_t plan, std::vector<double>& pot, std::vector<double>& grad) {
+    pot.assign(size_t(pts.nt()), 0);
+    grad.assign(size_t(3 * pts.nt()), 0);
+    GPUFMM_OK(gpufmm_laplace_evaluate(plan, q.data(), nullptr, pot.data(), grad.data()));
+  };
+  auto create = [&](gpufmm_context_t c, gpufmm_laplace_plan_t* plan) {
+    GPUFMM_OK(gpufmm_laplace_plan_create(c, &o, pts.ns(), pts.src.data(), 0, nullptr, plan));
+  };
+  gpufmm_laplace_plan_t p1 = nullptr, p2 = nullptr, p3 = nullptr;
+  std::vector<double> pot1, grad1, pot, grad;
+  create(gpu, &p1);
+  run(p1, pot1, grad1);
+  create(gpu, &p2);
+  GPUFMM_OK(gpufmm_laplace_plan_destroy(p1));
+  run(p2, pot, grad);
+  EXPECT_EQ(pot, pot1);
+  EXPECT_EQ(grad, grad1);
+  gpufmm_context_t other = nullptr;
+  GPUFMM_OK(gpufmm_context_create(0, &other));
+  create(other, &p3);
+  GPUFMM_OK(gpufmm_laplace_plan_destroy(p2));
+  run(p3, pot, grad);
+  EXPECT_EQ(pot, pot1);
+  EXPECT_EQ(grad, grad1);
+  GPUFMM_OK(gpufmm_laplace_plan_destroy(p3));
+  GPUFMM_OK(gpufmm_context_destroy(other));
+  // The last context of device 0: the cache lets go of its tables.
+  GPUFMM_OK(gpufmm_context_destroy(gpu));
+  gpu = nullptr;
+  GPUFMM_OK(gpufmm_context_create(0, &gpu));
+  create(gpu, &p1);
+  run(p1, pot, grad);
+  EXPECT_EQ(pot, pot1);
+  EXPECT_EQ(grad, grad1);
+  GPUFMM_OK(gpufmm_laplace_plan_destroy(p1));
+  setenv("GPUFMM_LAPLACE_TABLE_CACHE", "0", 1);
+  create(gpu, &p1);
+  unsetenv("GPUFMM_LAPLACE_TABLE_CACHE");
+  run(p1, pot, grad);
+  EXPECT_EQ(pot, pot1);
+  EXPECT_EQ(grad, grad1);
+  GPUFMM_OK(gpufmm_laplace_plan_destroy(p1));
 }
 
 // Forced depths and the s_max mode (no depth scan), the standard stencil,

@@ -1,8 +1,10 @@
 // CUDA contexts: device enumeration, stream creation and release, device
 // information, synchronization, and the lazily created cuBLAS handle.
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/cuda_backend.hpp"
 #include "cuda/common/cublas_handle.cuh"
@@ -32,7 +34,27 @@ void require_device(int device) {
          n > 0 ? " (valid ordinals 0.." + std::to_string(n - 1) + ")" : std::string());
 }
 
+// Live contexts per device, and the device caches' drop functions.
+struct LiveContexts {
+  std::mutex mutex;
+  std::map<int, long> count;
+  std::vector<void (*)(int) noexcept> drops;
+};
+
+LiveContexts& live_contexts() {
+  static LiveContexts* l = new LiveContexts;  // never destroyed: contexts may outlive static destructors
+  return *l;
+}
+
 }  // namespace
+
+void at_last_context_release(void (*drop)(int device) noexcept) {
+  LiveContexts& l = live_contexts();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  for (auto f : l.drops)
+    if (f == drop) return;
+  l.drops.push_back(drop);
+}
 
 void context_init(Context& ctx, int device) {
   require_device(device);
@@ -43,6 +65,9 @@ void context_init(Context& ctx, int device) {
   ctx.device = device;
   ctx.stream = static_cast<void*>(s);
   ctx.cublas = nullptr;
+  LiveContexts& l = live_contexts();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  ++l.count[device];
 }
 
 void context_release(Context& ctx) noexcept {
@@ -55,7 +80,16 @@ void context_release(Context& ctx) noexcept {
     ctx.cublas = nullptr;
   }
   if (s != nullptr && cudaStreamDestroy(s) != cudaSuccess) (void)cudaGetLastError();
+  const bool counted = ctx.stream != nullptr;
   ctx.stream = nullptr;
+  if (!counted) return;
+  std::vector<void (*)(int) noexcept> drops;
+  {
+    LiveContexts& l = live_contexts();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    if (--l.count[ctx.device] == 0) drops = l.drops;
+  }
+  for (auto f : drops) f(ctx.device);
 }
 
 void device_info(int device, gpufmm_device_info_t* info) {

@@ -7,6 +7,8 @@
 //                              while the previous chunk's DMA runs
 //   laplace_upload_points      the user's coordinates to the device, once (both
 //                              trees are built from them, on_context)
+//   laplace_first_nonfinite    the plan's finite-coordinate check, on the
+//                              uploaded copy
 //   laplace_gather_sorted      sorted coordinates (xyz[perm[i]]) on the device,
 //                              for laplace_plan_setup
 //   laplace_near_field_stats   p2p_pairs, max_near_sources, max_leaf_points
@@ -52,6 +54,14 @@ __global__ void k_gather_xyz(const double* __restrict__ xyz, const int32_t* __re
     out[3 * i + 1] = xyz[3 * j + 1];
     out[3 * i + 2] = xyz[3 * j + 2];
   }
+}
+
+// *first = min(*first, i) over the points i with a NaN or Inf coordinate.
+__global__ void k_first_nonfinite(const double* __restrict__ xyz, int64_t n, unsigned long long* __restrict__ first) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    if (!(isfinite(xyz[3 * i]) && isfinite(xyz[3 * i + 1]) && isfinite(xyz[3 * i + 2])))
+      atomicMin(first, static_cast<unsigned long long>(i));
 }
 
 // r[0] += sum over receiver leaves b of n(b) * (sources in b's neighbours),
@@ -284,6 +294,23 @@ LaplaceDevicePoints laplace_upload_points(Context& ctx, const double* src, int64
   d.trg = trg != nullptr ? dt : nullptr;
   d.hold = h;
   return d;
+}
+
+int64_t laplace_first_nonfinite(Context& ctx, const double* xyz, int64_t n) {
+  if (n <= 0) return n;
+  DeviceGuard guard(ctx);
+  clear_last_error();
+  const cudaStream_t s = stream_of(ctx);
+  StreamBuffer buf(ctx, sizeof(unsigned long long), "coordinate check");
+  unsigned long long* r = static_cast<unsigned long long*>(buf.get());
+  const unsigned long long none = static_cast<unsigned long long>(n);
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(r, &none, sizeof none, cudaMemcpyHostToDevice, s));
+  k_first_nonfinite<<<std::min<unsigned>(grid_for(n, kBlock), 2048u), kBlock, 0, s>>>(xyz, n, r);
+  check_launch("laplace coordinate check kernel");
+  unsigned long long h = none;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&h, r, sizeof h, cudaMemcpyDeviceToHost, s));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
+  return static_cast<int64_t>(h);
 }
 
 void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm, int64_t n, double* out) {

@@ -376,9 +376,21 @@ void check_count(int64_t n, const char* name) {
           " is larger than ", kMaxPoints, " (int32 indices)");
 }
 
-void check_points(const double* xyz, int64_t n, const char* name) {
+void check_points_pointer(const double* xyz, int64_t n, const char* name) {
   require(xyz != nullptr || n == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name,
           "' is NULL but holds ", n, " points");
+}
+
+// bad < n: point `bad` of xyz (host) has a NaN or Inf coordinate.
+void fail_if_bad_point(const double* xyz, int64_t bad, int64_t n, const char* name) {
+  if (bad >= n) return;
+  const double x = xyz[3 * bad], y = xyz[3 * bad + 1], z = xyz[3 * bad + 2];
+  fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': point ", bad,
+       " (0-based) has a NaN or Inf coordinate (", x, ", ", y, ", ", z, ")");
+}
+
+void check_points(const double* xyz, int64_t n, const char* name) {
+  check_points_pointer(xyz, n, name);
   // The first bad point (the smallest index): a parallel min over chunks,
   // each counted branch-free first (a double is NaN or Inf iff its exponent
   // bits, all in the high 32-bit word, are all ones).
@@ -400,12 +412,7 @@ void check_points(const double* xyz, int64_t n, const char* name) {
         break;
       }
   }
-  if (bad < n) {
-    const int64_t i = bad;
-    const double x = xyz[3 * i], y = xyz[3 * i + 1], z = xyz[3 * i + 2];
-    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': point ", i,
-         " (0-based) has a NaN or Inf coordinate (", x, ", ", y, ", ", z, ")");
-  }
+  fail_if_bad_point(xyz, bad, n, name);
 }
 
 #if defined(GPUFMM_HAVE_CUDA)
@@ -577,13 +584,20 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   validate_options(opt);
   check_count(nsrc, "nsrc");
   if (targets != nullptr) check_count(ntrg, "ntrg");
-  check_points(sources, nsrc, "sources");
-  if (targets != nullptr) check_points(targets, ntrg, "targets");
 #ifndef GPUFMM_HAVE_CUDA
   require(!ctx.on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED, "gpufmm was built without CUDA");
 #endif
   auto plan = std::make_unique<LaplacePlan>(ctx);
   LaplacePlan& P = *plan;
+  // Finite coordinates: checked here on the host, or by the CUDA driver on
+  // the device copy it uploads anyway (one pass over the data fewer).
+  if (P.cpu_pipeline()) {
+    check_points(sources, nsrc, "sources");
+    if (targets != nullptr) check_points(targets, ntrg, "targets");
+  } else {
+    check_points_pointer(sources, nsrc, "sources");
+    if (targets != nullptr) check_points_pointer(targets, ntrg, "targets");
+  }
   LaplacePlanTimes& tp = P.plan_times;
   double tmark = now();
   tp.check = tmark - t0;
@@ -624,6 +638,9 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     // issue 5: the tree stays on the device (the CUDA driver evaluates).
 #if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
     dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, parallel_copy);
+    fail_if_bad_point(sources, cuda::laplace_first_nonfinite(ctx, dev_points.src, nsrc), nsrc, "sources");
+    if (!P.same_sets)
+      fail_if_bad_point(targets, cuda::laplace_first_nonfinite(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
     tsrc = dev_points.src;
     ttrg = dev_points.trg;
     on_context = true;

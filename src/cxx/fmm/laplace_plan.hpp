@@ -232,7 +232,7 @@ struct LaplaceStageTimes {
 
 // Wall seconds of the phases of laplace_plan_create (bench_laplace_plan).
 struct LaplacePlanTimes {
-  double check = 0;       // argument checks (finite coordinates)
+  double check = 0;       // argument checks (finite coordinates; on the device for the CUDA driver: in upload)
   double tables = 0;      // translation tables (build or cache copy)
   double upload = 0;      // coordinates to the device (CUDA driver)
   double depth_keys = 0;  // cost model: sorted keys (keys-only tree, download)
@@ -240,7 +240,9 @@ struct LaplacePlanTimes {
   double tree = 0;        // the tree (coordinates upload on a GPU context included)
   double coords = 0;      // sorted coordinates
   double stats = 0;       // near_field_stats + translation_work
-  double setup = 0;       // cuda::laplace_plan_setup (GPU context)
+  double setup = 0;       // cuda::laplace_plan_setup (GPU context), of which:
+  double setup_tables = 0;  //   translation tables to the device
+  double setup_groups = 0;  //   grouped M2L entry lists (build_m2l_groups)
 };
 
 template <class T>
@@ -370,6 +372,9 @@ struct LaplaceDevicePoints {
 };
 LaplaceDevicePoints laplace_upload_points(Context& ctx, const double* src, int64_t ns, const double* trg,
                                           int64_t nt, LaplaceHostCopy copy);
+// The smallest i < n whose point xyz[3i..3i+2] (device memory) has a NaN or
+// Inf coordinate, n when there is none (waits for the context's stream).
+int64_t laplace_first_nonfinite(Context& ctx, const double* xyz, int64_t n);
 // out[3i+k] = xyz[3 perm[i] + k], i < n (all device pointers; asynchronous).
 void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm, int64_t n, double* out);
 // The plan's near-field sizes from a device tree (as near_field_stats on the
