@@ -115,9 +115,9 @@ TEST_F(CudaLaplacePlan, GpuPlanEqualsCpuPlan) {
         const auto constants = fmm::laplace_cost_constants_gpu(single);
         const fmm::LaplaceDepthChoice ref =
             single ? fmm::laplace_choose_depth<float>(tc.src.keys, tc.src.n, same ? nullptr : tc.recv_own.keys,
-                                                      pts.nt(), pc->modified, pc->tables_f, constants)
+                                                      pts.nt(), pc->modified, *pc->tables_f, constants)
                    : fmm::laplace_choose_depth<double>(tc.src.keys, tc.src.n, same ? nullptr : tc.recv_own.keys,
-                                                       pts.nt(), pc->modified, pc->tables_d, constants);
+                                                       pts.nt(), pc->modified, *pc->tables_d, constants);
         EXPECT_EQ(pg->depth.l_max, ref.l_max) << w;
         EXPECT_EQ(pg->depth.l_max, pg->l_max) << w;
         EXPECT_EQ(pg->depth.p2p_pairs, ref.p2p_pairs) << w;

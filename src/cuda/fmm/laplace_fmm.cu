@@ -872,9 +872,9 @@ void laplace_plan_setup(LaplacePlan& P) {
     t = u;
   };
   if (P.single())
-    G->tab_f = device_tables<float>(*G, P.tables_f, P.options.variable_truncation);
+    G->tab_f = device_tables<float>(*G, *P.tables_f, P.options.variable_truncation);
   else
-    G->tab_d = device_tables<double>(*G, P.tables_d, P.options.variable_truncation);
+    G->tab_d = device_tables<double>(*G, *P.tables_d, P.options.variable_truncation);
   lap(P.plan_times.setup_tables);
 
   const cudaStream_t s0 = stream_of(P.ctx);

@@ -157,9 +157,9 @@ void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& a) {
   require(!plan.tree->ctx.on_gpu(), GPUFMM_ERROR_INTERNAL,
           "laplace_evaluate_cpu: the plan's tree is in device memory");
   if (plan.single())
-    dispatch<float>(plan, plan.ws_f, plan.tables_f, a);
+    dispatch<float>(plan, plan.ws_f, *plan.tables_f, a);
   else
-    dispatch<double>(plan, plan.ws_d, plan.tables_d, a);
+    dispatch<double>(plan, plan.ws_d, *plan.tables_d, a);
 }
 
 }  // namespace fmm

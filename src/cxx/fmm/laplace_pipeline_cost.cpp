@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fmm/laplace.hpp"
+#include "fmm/laplace_depth_scan.hpp"
 #include "fmm/laplace_plan.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
@@ -194,29 +195,10 @@ class BoxIndex {
   std::vector<int32_t> dense_;
 };
 
-// The source boxes at level l that matter to the children of a target box P
-// at level l-1 are the children (child octant oc) of the source boxes at the
-// 27 stencil slots k around P. To a child b of P (octant ob) such a box is
-// a neighbour (P2P), a same-level translation of class cls (type 1 when
-// modified, the M2L list when standard) or nothing (modified: type 2,
-// translated to P). The tables depend on (k, ob, oc) only; the sums over the
-// children present (an 8-bit occupancy mask per slot) are tabulated too.
-constexpr int16_t kNear = -2;
-constexpr int16_t kSkip = -1;
-struct Stencil {
-  int16_t same[27][8][8];  // [k][ob][oc]: kNear, kSkip or the same-level class
-  int16_t up[27][8];       // [k][oc]: the type-2 class to P, or kSkip
-  int8_t near_k[8][27];    // [ob]: the 27 (slot k, child octant oc) adjacent to b
-  int8_t near_oc[8][27];
-  // Over the children in an occupancy mask m (modelled seconds and count),
-  // the same-level ones for the 8 octants ob side by side:
-  std::vector<double> w_same;   // [(k*256+m)*8+ob]
-  std::vector<int32_t> n_same;  // [(k*256+m)*8+ob]
-  std::vector<double> w_up;     // [k*256+m]
-  std::vector<int32_t> n_up;    // [k*256+m]
-};
+}  // namespace
 
-void stencil_tables(bool modified, const std::vector<double>& w_op, Stencil& t) {
+void depth_stencil_tables(bool modified, const std::vector<double>& w_op, DepthStencil& t) {
+  t.modified = modified;
   int nn[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int k = 0; k < 27; ++k) {
     int dx, dy, dz;
@@ -226,16 +208,16 @@ void stencil_tables(bool modified, const std::vector<double>& w_op, Stencil& t) 
       // parent_offset2(c, p) with c = 2 (p + d) + oc: independent of p.
       const int ex = 2 * cx - 1, ey = 2 * cy - 1, ez = 2 * cz - 1;
       const bool type2 = tree::is_type2(ex, ey, ez);
-      t.up[k][oc] = type2 ? static_cast<int16_t>(tree::parent_class(ex, ey, ez)) : kSkip;
+      t.up[k][oc] = type2 ? static_cast<int16_t>(tree::parent_class(ex, ey, ez)) : kDepthSkip;
       for (int ob = 0; ob < 8; ++ob) {
         const int ox = cx - (ob & 1), oy = cy - ((ob >> 1) & 1), oz = cz - ((ob >> 2) & 1);
         int16_t v;
         if (tree::adjacent(ox, oy, oz)) {
-          v = kNear;
+          v = kDepthNear;
           t.near_k[ob][nn[ob]] = static_cast<int8_t>(k);
           t.near_oc[ob][nn[ob]++] = static_cast<int8_t>(oc);
         } else if (modified && type2) {
-          v = kSkip;
+          v = kDepthSkip;
         } else {
           v = static_cast<int16_t>(tree::same_level_class(ox, oy, oz));
         }
@@ -266,61 +248,43 @@ void stencil_tables(bool modified, const std::vector<double>& w_op, Stencil& t) 
   }
 }
 
-}  // namespace
+namespace {
 
 // Depth l >= 1 is counted parent by parent: for each target box P at l-1 the
 // (<= 27) source boxes around it are looked up once; their children (counts
 // and occupancy masks) give the near field of every child b of P, its
-// same-level translations and P's type-2 translations through the tables
-// above. The counts are those of a box-by-box search over the level (and of
-// the tree's lists); only the grouping of the floating-point sums differs.
-template <class T>
-LaplaceDepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const uint64_t* tk,
-                                        int64_t nt, bool modified, const LaplaceTables<T>& tab,
-                                        const LaplaceCostConstants& c) {
-  LaplaceDepthChoice out;
-  out.l_max = 0;
-  const bool same = tk == nullptr;
-  if (same) {
-    tk = sk;
-    nt = ns;
+// same-level translations and P's type-2 translations (depth_parent). The
+// counts are those of a box-by-box search over the level (and of the tree's
+// lists); only the grouping of the floating-point sums differs.
+class HostDepthLevels : public DepthLevels {
+ public:
+  HostDepthLevels(const uint64_t* sk, int64_t ns, const uint64_t* tk, int64_t nt)
+      : sk_(sk), tk_(tk), ns_(ns), nt_(nt), same_(tk == nullptr), s_cl_(common_levels_of(sk, ns)) {
+    if (!same_) t_cl_own_ = common_levels_of(tk, nt);
   }
-  if (ns == 0 || nt == 0) return out;
-  const int p = tab.p;
-  const double f = p > kBatchedM2LMaxP ? c.scalar_factor : 1.0;
-  auto t_rcr = [&](int q) { return f * (c.c_rcr3 * q * q * q + c.c_rcr2 * q * q); };
-  std::vector<double> w_op(kNumOps);
-  for (int op = 0; op < kNumOps; ++op) w_op[op] = tab.op_p[op] > 0 ? t_rcr(tab.op_p[op]) : 0.0;
-  const double point_cost = c.c_point * p * p * double(ns + nt);
-  Stencil st;
-  stencil_tables(modified, w_op, st);
-  const std::vector<uint8_t> s_cl = common_levels_of(sk, ns);
-  std::vector<uint8_t> t_cl_own;
-  if (!same) t_cl_own = common_levels_of(tk, nt);
-  const uint8_t* t_cl = same ? s_cl.data() : t_cl_own.data();
 
-  LevelBoxes s_prev, t_prev;  // level l-1
-  double far_cum = 0, m2l_cum = 0, best = 0;
-  for (int l = 0; l <= tree::kMaxLevel; ++l) {
-    LevelBoxes sb = boxes_at(sk, s_cl.data(), ns, l);
+  DepthLevel level(int l, const DepthStencil& st) override {
+    const uint8_t* t_cl = same_ ? s_cl_.data() : t_cl_own_.data();
+    LevelBoxes sb = boxes_at(sk_, s_cl_.data(), ns_, l);
     LevelBoxes tb_own;
-    if (!same) tb_own = boxes_at(tk, t_cl, nt, l);
-    const LevelBoxes& tb = same ? sb : tb_own;
-    double pairs = 0, far = 0;
-    int64_t m2l = 0;
+    if (!same_) tb_own = boxes_at(tk_, t_cl, nt_, l);
+    const LevelBoxes& tb = same_ ? sb : tb_own;
+    DepthLevel d;
+    d.src_boxes = sb.size();
+    d.trg_boxes = tb.size();
     if (l == 0) {
-      pairs = double(ns) * double(nt);  // one box each, its own neighbour
+      d.pairs = double(ns_) * double(nt_);  // one box each, its own neighbour
     } else {
-      const LevelBoxes& tp = same ? s_prev : t_prev;
-      const std::vector<int64_t> sch = child_ranges(s_prev, sb);
+      const LevelBoxes& tp = same_ ? s_prev_ : t_prev_;
+      const std::vector<int64_t> sch = child_ranges(s_prev_, sb);
       std::vector<int64_t> tch_own;
-      if (!same) tch_own = child_ranges(t_prev, tb);
-      const std::vector<int64_t>& tch = same ? sch : tch_own;
-      const BoxIndex sidx(s_prev, l - 1);
-      const bool with_far = l >= 2, with_up = with_far && modified;
+      if (!same_) tch_own = child_ranges(t_prev_, tb);
+      const std::vector<int64_t>& tch = same_ ? sch : tch_own;
+      const BoxIndex sidx(s_prev_, l - 1);
+      const bool with_far = l >= 2, with_up = with_far && st.modified;
       // Per source box at l-1: its children's point counts by octant and
       // their occupancy mask.
-      const int64_t nq = s_prev.size();
+      const int64_t nq = s_prev_.size();
       std::vector<int64_t> q_cnt(static_cast<size_t>(8 * nq));
       std::vector<uint8_t> q_mask(static_cast<size_t>(nq));
 #pragma omp parallel for schedule(static) num_threads(threads_for(8 * nq))
@@ -335,57 +299,61 @@ LaplaceDepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const ui
         }
         q_mask[q] = static_cast<uint8_t>(m);
       }
-      static const int64_t kNoChildren[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      const DepthStencilView view{st.w_same.data(), st.n_same.data(), st.w_up.data(),
+                                  st.n_up.data(),   &st.near_k[0][0], &st.near_oc[0][0]};
+      auto find = [&sidx](int32_t x, int32_t y, int32_t z) { return sidx.find(x, y, z); };
+      double pairs = 0, far = 0;
+      int64_t m2l = 0;
       const int64_t np = tp.size();
 #pragma omp parallel for schedule(dynamic, 32) reduction(+ : pairs, far, m2l) num_threads(threads_for(64 * np))
-      for (int64_t P = 0; P < np; ++P) {
-        int32_t px, py, pz;
-        tree::morton_decode(tp.key[P], px, py, pz);
-        const int64_t* cnt[27];
-        unsigned mask[27];
-        for (int k = 0; k < 27; ++k) {
-          int dx, dy, dz;
-          tree::stencil27(k, dx, dy, dz);
-          const int64_t q = sidx.find(px + dx, py + dy, pz + dz);
-          cnt[k] = q < 0 ? kNoChildren : q_cnt.data() + 8 * q;
-          mask[k] = q < 0 ? 0u : q_mask[q];
-        }
-        if (with_up)  // type-2 translations from level l to P
-          for (int k = 0; k < 27; ++k) {
-            far += st.w_up[static_cast<size_t>(k * 256) + mask[k]];
-            m2l += st.n_up[static_cast<size_t>(k * 256) + mask[k]];
-          }
-        // Same-level translations of the 8 possible children at once.
-        double w8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int32_t n8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (with_far)
-          for (int k = 0; k < 27; ++k) {
-            const size_t e = static_cast<size_t>((k * 256 + int(mask[k])) * 8);
-            const double* w = st.w_same.data() + e;
-            const int32_t* n = st.n_same.data() + e;
-            for (int ob = 0; ob < 8; ++ob) {
-              w8[ob] += w[ob];
-              n8[ob] += n[ob];
-            }
-          }
-        for (int64_t b = tch[P]; b < tch[P + 1]; ++b) {
-          const unsigned ob = static_cast<unsigned>(tb.key[b] & 7u);
-          int64_t near = 0;
-          for (int j = 0; j < 27; ++j) near += cnt[st.near_k[ob][j]][st.near_oc[ob][j]];
-          pairs += double(near) * double(tb.count[b]);
-          far += w8[ob];
-          m2l += n8[ob];
-        }
-      }
-      // M2M into level l-1 >= 2 and L2L into level l.
-      if (l >= 3) far += double(sb.size()) * t_rcr(p);
-      if (l >= 3 || (l >= 2 && modified)) far += double(tb.size()) * t_rcr(p);
+      for (int64_t P = 0; P < np; ++P)
+        depth_parent(view, tp.key[P], find, q_cnt.data(), q_mask.data(), tb.key.data(), tb.count.data(), tch[P],
+                     tch[P + 1], with_far, with_up, pairs, far, m2l);
+      d.pairs = pairs;
+      d.far = far;
+      d.m2l = m2l;
     }
+    s_prev_ = std::move(sb);
+    if (!same_) t_prev_ = std::move(tb_own);
+    return d;
+  }
+
+ private:
+  const uint64_t *sk_, *tk_;
+  int64_t ns_, nt_;
+  bool same_;
+  std::vector<uint8_t> s_cl_, t_cl_own_;
+  LevelBoxes s_prev_, t_prev_;  // level l-1
+};
+
+}  // namespace
+
+template <class T>
+LaplaceDepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, const LaplaceTables<T>& tab,
+                                      const LaplaceCostConstants& c, DepthLevels& levels) {
+  LaplaceDepthChoice out;
+  out.l_max = 0;
+  if (ns == 0 || nt == 0) return out;
+  const int p = tab.p;
+  const double f = p > kBatchedM2LMaxP ? c.scalar_factor : 1.0;
+  auto t_rcr = [&](int q) { return f * (c.c_rcr3 * q * q * q + c.c_rcr2 * q * q); };
+  std::vector<double> w_op(kNumOps);
+  for (int op = 0; op < kNumOps; ++op) w_op[op] = tab.op_p[op] > 0 ? t_rcr(tab.op_p[op]) : 0.0;
+  const double point_cost = c.c_point * p * p * double(ns + nt);
+  DepthStencil st;
+  depth_stencil_tables(modified, w_op, st);
+  double far_cum = 0, m2l_cum = 0, best = 0;
+  for (int l = 0; l <= tree::kMaxLevel; ++l) {
+    const DepthLevel d = levels.level(l, st);
+    double far = d.far;
+    // M2M into level l-1 >= 2 and L2L into level l.
+    if (l >= 3) far += double(d.src_boxes) * t_rcr(p);
+    if (l >= 3 || (l >= 2 && modified)) far += double(d.trg_boxes) * t_rcr(p);
     far_cum += far;
-    m2l_cum += double(m2l);
-    const double total = c.c_pair * pairs + far_cum + (l >= 2 ? point_cost : 0.0);
+    m2l_cum += double(d.m2l);
+    const double total = c.c_pair * d.pairs + far_cum + (l >= 2 ? point_cost : 0.0);
     out.cost.push_back(total);
-    out.p2p_pairs.push_back(pairs);
+    out.p2p_pairs.push_back(d.pairs);
     out.m2l.push_back(m2l_cum);
     if (l == 0 || total < best) {
       best = total;
@@ -394,11 +362,23 @@ LaplaceDepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const ui
     // Deeper levels only add far-field work.
     if (l >= 2 && far_cum + point_cost >= best) break;
     // Every box holds one point and no pair is left to remove.
-    if (tb.size() == nt && sb.size() == ns && l >= 2) break;
-    s_prev = std::move(sb);
-    if (!same) t_prev = std::move(tb_own);
+    if (d.trg_boxes == nt && d.src_boxes == ns && l >= 2) break;
   }
   return out;
+}
+
+template LaplaceDepthChoice laplace_depth_scan<double>(int64_t, int64_t, bool, const LaplaceTables<double>&,
+                                                       const LaplaceCostConstants&, DepthLevels&);
+template LaplaceDepthChoice laplace_depth_scan<float>(int64_t, int64_t, bool, const LaplaceTables<float>&,
+                                                      const LaplaceCostConstants&, DepthLevels&);
+
+template <class T>
+LaplaceDepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const uint64_t* tk, int64_t nt,
+                                        bool modified, const LaplaceTables<T>& tab, const LaplaceCostConstants& c) {
+  if (tk == nullptr) nt = ns;
+  if (ns == 0 || nt == 0) return LaplaceDepthChoice{};
+  HostDepthLevels levels(sk, ns, tk, nt);
+  return laplace_depth_scan<T>(ns, nt, modified, tab, c, levels);
 }
 
 template LaplaceDepthChoice laplace_choose_depth<double>(const uint64_t*, int64_t, const uint64_t*,

@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "fmm/laplace.hpp"
+#include "fmm/laplace_depth_scan.hpp"
 #include "fmm/laplace_gpu.hpp"
 
 namespace gpufmm {
@@ -332,11 +333,11 @@ std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variab
 }
 
 template <class T>
-void laplace_tables_get(int p, bool variable_truncation, LaplaceTables<T>& t) {
-  if (table_cache_on())
-    t = *laplace_tables_cached<T>(p, variable_truncation);
-  else
-    build_tables<T>(p, variable_truncation, t);
+std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation) {
+  if (table_cache_on()) return laplace_tables_cached<T>(p, variable_truncation);
+  auto t = std::make_shared<LaplaceTables<T>>();
+  build_tables<T>(p, variable_truncation, *t);
+  return t;
 }
 
 void laplace_tables_cache_clear() {
@@ -346,8 +347,8 @@ void laplace_tables_cache_clear() {
 
 template std::shared_ptr<const LaplaceTables<double>> laplace_tables_cached<double>(int, bool);
 template std::shared_ptr<const LaplaceTables<float>> laplace_tables_cached<float>(int, bool);
-template void laplace_tables_get<double>(int, bool, LaplaceTables<double>&);
-template void laplace_tables_get<float>(int, bool, LaplaceTables<float>&);
+template std::shared_ptr<const LaplaceTables<double>> laplace_tables_get<double>(int, bool);
+template std::shared_ptr<const LaplaceTables<float>> laplace_tables_get<float>(int, bool);
 template struct LaplaceTables<double>;
 template struct LaplaceTables<float>;
 
@@ -562,16 +563,26 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
   so.lists = 0;
   const double t0 = now();
   auto scan = tree::build(tctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
+  const LaplaceCostConstants c =
+      plan.cpu_pipeline() ? laplace_cost_constants_cpu(plan.single()) : laplace_cost_constants_gpu(plan.single());
+#if defined(GPUFMM_HAVE_CUDA)
+  if (scan->ctx.on_gpu()) {  // the keys stay on the device, and so does the scan
+    const double t1 = now();
+    plan.plan_times.depth_keys = t1 - t0;
+    plan.depth = cuda::laplace_choose_depth_device<T>(scan->ctx, scan->src.keys, plan.nsrc,
+                                                      plan.same_sets ? nullptr : scan->recv_own.keys, plan.ntrg,
+                                                      plan.modified, tab, c);
+    plan.plan_times.depth_scan = now() - t1;
+    return;
+  }
+#endif
   const auto sk = fetch(*scan, scan->src.keys, scan->src.n);  // views into `scan` on the CPU
   HostView<uint64_t> rk;
   if (!plan.same_sets) rk = fetch(*scan, scan->recv_own.keys, scan->recv_own.n);
   const double t1 = now();
   plan.plan_times.depth_keys = t1 - t0;
-  plan.depth = laplace_choose_depth<T>(sk.data(), plan.nsrc, plan.same_sets ? nullptr : rk.data(),
-                                       plan.ntrg, plan.modified, tab,
-                                       plan.cpu_pipeline()
-                                           ? laplace_cost_constants_cpu(plan.single())
-                                           : laplace_cost_constants_gpu(plan.single()));
+  plan.depth = laplace_choose_depth<T>(sk.data(), plan.nsrc, plan.same_sets ? nullptr : rk.data(), plan.ntrg,
+                                       plan.modified, tab, c);
   plan.plan_times.depth_scan = now() - t1;
 }
 
@@ -655,9 +666,9 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
 
   auto get_tables = [&P] {  // the operator tables for P.p
     if (P.single())
-      laplace_tables_get<float>(P.p, P.options.variable_truncation, P.tables_f);
+      P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation);
     else
-      laplace_tables_get<double>(P.p, P.options.variable_truncation, P.tables_d);
+      P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation);
   };
   get_tables();
   lap(tp.tables);
@@ -670,9 +681,9 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     to.s_max = opt.s_max;
   } else {
     if (P.single())
-      choose_depth_with(P, P.tables_f, tsrc, ttrg, *tctx, on_context);
+      choose_depth_with(P, *P.tables_f, tsrc, ttrg, *tctx, on_context);
     else
-      choose_depth_with(P, P.tables_d, tsrc, ttrg, *tctx, on_context);
+      choose_depth_with(P, *P.tables_d, tsrc, ttrg, *tctx, on_context);
     to.l_max = P.depth.l_max;
   }
   tmark = now();
@@ -718,9 +729,9 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     }
   }
   if (P.single())
-    translation_work(P, P.tables_f);
+    translation_work(P, *P.tables_f);
   else
-    translation_work(P, P.tables_d);
+    translation_work(P, *P.tables_d);
   lap(tp.stats);
 #if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
   if (!P.cpu_pipeline()) cuda::laplace_plan_setup(P);  // issue 5: tables etc. to the device

@@ -180,10 +180,10 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t);
 constexpr size_t kLaplaceTableCacheBytes = size_t(64) << 20;
 template <class T>
 std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variable_truncation);
-// t = the tables for (p, variable_truncation): a copy of the cached ones, or
-// built when the cache is off.
+// The tables for (p, variable_truncation): the cached ones (shared), or
+// built for the caller alone when the cache is off.
 template <class T>
-void laplace_tables_get(int p, bool variable_truncation, LaplaceTables<T>& t);
+std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation);
 // Drops every cached table (tests, benchmarks).
 void laplace_tables_cache_clear();
 
@@ -283,8 +283,10 @@ class LaplacePlan {
   // same_sets), for laplace_plan_setup's gather.
   const double* dev_sources = nullptr;
   const double* dev_targets = nullptr;
-  LaplaceTables<double> tables_d;        // filled for FLOAT64 plans
-  LaplaceTables<float> tables_f;         // filled for FLOAT32 plans
+  // Translation tables (FLOAT64 / FLOAT32 plans), shared with the
+  // process-wide cache (laplace_tables_get).
+  std::shared_ptr<const LaplaceTables<double>> tables_d;
+  std::shared_ptr<const LaplaceTables<float>> tables_f;
   LaplaceDepthChoice depth;              // the cost model's scan (empty when not used)
 
   // sizes (plan_info)
