@@ -175,6 +175,40 @@ TEST(LaplaceBasis, GradientsMatchFiniteDifferences) {
   }
 }
 
+// The walk with the tabulated coefficients (LaplaceWalkCoef, what P2M and
+// L2P use) gives bit for bit the walk without them: values and gradients,
+// double and float, every p up to kMaxP.
+template <class T>
+void check_walk_table(uint64_t seed) {
+  std::mt19937_64 g(seed);
+  LaplaceWalkCoef<T> coef;
+  laplace_walk_coef_fill(coef);
+  for (int p : {1, 2, 7, 22, kMaxP})
+    for (int t = 0; t < 20; ++t) {
+      const auto x = uniform(g, 3, -1.5, 1.5);
+      const int nc = p * p;
+      std::vector<T> R0(nc), X0(nc), Y0(nc), Z0(nc), R1(nc), X1(nc), Y1(nc), Z1(nc);
+      laplace_detail::BasisStore<T> s0{R0.data(), X0.data(), Y0.data(), Z0.data(), T(1), T(1)};
+      laplace_detail::BasisStore<T> s1{R1.data(), X1.data(), Y1.data(), Z1.data(), T(1), T(1)};
+      laplace_regular_walk<true>(p, T(x[0]), T(x[1]), T(x[2]), s0);
+      laplace_regular_walk<true>(p, T(x[0]), T(x[1]), T(x[2]), s1, &coef);
+      ASSERT_EQ(R0, R1) << "p " << p;
+      ASSERT_EQ(X0, X1) << "p " << p;
+      ASSERT_EQ(Y0, Y1) << "p " << p;
+      ASSERT_EQ(Z0, Z1) << "p " << p;
+      laplace_detail::BasisStore<T> v0{R0.data(), nullptr, nullptr, nullptr, T(1), T(1)};
+      laplace_detail::BasisStore<T> v1{R1.data(), nullptr, nullptr, nullptr, T(1), T(1)};
+      laplace_regular_walk<false>(p, T(x[0]), T(x[1]), T(x[2]), v0);
+      laplace_regular_walk<false>(p, T(x[0]), T(x[1]), T(x[2]), v1, &coef);
+      ASSERT_EQ(R0, R1) << "p " << p;
+    }
+}
+
+TEST(LaplaceBasis, WalkTableGivesTheSameBits) {
+  check_walk_table<double>(105);
+  check_walk_table<float>(106);
+}
+
 TEST(LaplaceBasis, AdditionTheoremEq14) {
   // 1/|r - r0| = sum (-1)^n Rh(r0) Sh(r) = sum (-1)^n Sh(r0) Rh(r) (roles swapped).
   std::mt19937_64 g(104);

@@ -112,7 +112,7 @@ GpuData& gpu_of(LaplacePlan& P) {
 }
 
 // Device copy of a plan's tables: one allocation, rot | rotT | coax | cos |
-// sin | coax_offset | op_p | op_rot | op_coax | op_flip, built on the host
+// sin | coax_offset | op_p | op_rot | op_coax | op_flip | walk, built on the host
 // (rotT: every (n+1)^2 "cos" and n^2 "sin" block of every rotation
 // transposed) and uploaded. `mem` owns the allocation.
 template <class T>
@@ -124,7 +124,7 @@ DevTables<T> upload_tables(Context& ctx, const LaplaceTables<T>& t, std::shared_
   const size_t o_rot = 0, o_rotT = o_rot + al(n_rot), o_coax = o_rotT + al(n_rot), o_cos = o_coax + al(n_coax),
                o_sin = o_cos + al(n_ang),
                o_off = o_sin + al(n_ang), o_p = o_off + al(n_off), o_r = o_p + al(n_i), o_c = o_r + al(n_i),
-               o_f = o_c + al(n_i), total = o_f + al(n_f);
+               o_f = o_c + al(n_i), o_w = o_f + al(n_f), total = o_w + al(sizeof(LaplaceWalkCoef<T>));
   std::vector<unsigned char> h(total, 0);
   auto put = [&](size_t o, const void* src, size_t n) {
     if (n) std::memcpy(h.data() + o, src, n);
@@ -151,6 +151,11 @@ DevTables<T> upload_tables(Context& ctx, const LaplaceTables<T>& t, std::shared_
   put(o_r, t.op_rot.data(), n_i);
   put(o_c, t.op_coax.data(), n_i);
   put(o_f, t.op_flip.data(), n_f);
+  {
+    LaplaceWalkCoef<T> w;
+    laplace_walk_coef_fill(w);
+    put(o_w, &w, sizeof w);
+  }
   void* raw = backend_alloc(ctx, total, "laplace translation tables");
   const int device = ctx.device;
   mem = std::shared_ptr<void>(raw, [device](void* q) {  // no plan uses it any more
@@ -173,6 +178,7 @@ DevTables<T> upload_tables(Context& ctx, const LaplaceTables<T>& t, std::shared_
   d.op_rot = reinterpret_cast<const int32_t*>(dv + o_r);
   d.op_coax = reinterpret_cast<const int32_t*>(dv + o_c);
   d.op_flip = reinterpret_cast<const int8_t*>(dv + o_f);
+  d.walk = reinterpret_cast<const LaplaceWalkCoef<T>*>(dv + o_w);
   return d;
 }
 
@@ -583,16 +589,16 @@ struct Eval {
               static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((nb + per_block - 1) / per_block, 1 << 30)));
           if (d) {
             set_smem(k_p2m_bpb<T, true>, smem);
-            k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M);
+            k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M, tab.walk);
           } else {
             set_smem(k_p2m_bpb<T, false>, smem);
-            k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M);
+            k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M, tab.walk);
           }
         } else if (G.k.p2m) {  // wpb (also bpb where one warp's tile does not fit)
           const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
-          k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M);
+          k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M, tab.walk);
         } else {
-          k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M);
+          k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M, tab.walk);
         }
         check_launch("laplace P2M kernel");
       }
@@ -645,12 +651,12 @@ struct Eval {
           const size_t smem = size_t(p2) * sizeof(T);
           set_smem(k_l2p_bpb<T>, smem);
           const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
-          k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg);
+          k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg, tab.walk);
         } else if (G.k.l2p)
           k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(R), G.leaf_of, G.txyz, Lx, hl,
-                                                               fp, fg);
+                                                               fp, fg, tab.walk);
         else
-          k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg);
+          k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg, tab.walk);
         check_launch("laplace L2P kernel");
       }
     } else {

@@ -27,6 +27,7 @@ struct DevTables {
   const int32_t* op_rot = nullptr;
   const int32_t* op_coax = nullptr;
   const int8_t* op_flip = nullptr;
+  const LaplaceWalkCoef<T>* walk = nullptr;  // P2M / L2P: the basis walk's coefficients
   const T* cos_a = nullptr;
   const T* sin_a = nullptr;
   const int64_t* coax_offset = nullptr;
@@ -126,7 +127,8 @@ __device__ __forceinline__ void rel_point(const double* __restrict__ xyz, int64_
 // exactly as the CPU pipeline).
 template <class T>
 __global__ void k_p2m_tpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const double* __restrict__ xyz,
-                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M) {
+                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
+                          const LaplaceWalkCoef<T>* __restrict__ walk) {
   const int p2 = p * p;
   const T zero[3] = {T(0), T(0), T(0)};
   for (int64_t t = gtid(); t < nb; t += gstride()) {
@@ -137,7 +139,7 @@ __global__ void k_p2m_tpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const do
     for (int64_t i = S.point_begin[b]; i < S.point_end[b]; ++i) {
       T r[3];
       rel_point(xyz, i, c, r);
-      laplace_p2m<T>(p, h, zero, 1, r, q ? q + i : nullptr, d ? d + 3 * i : nullptr, Mb);
+      laplace_p2m<T>(p, h, zero, 1, r, q ? q + i : nullptr, d ? d + 3 * i : nullptr, Mb, walk);
     }
   }
 }
@@ -160,7 +162,8 @@ struct WarpSumAdd {
 // sources). The shared P2M math (laplace_p2m_point) does the walk.
 template <class T>
 __global__ void k_p2m_wpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const double* __restrict__ xyz,
-                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M) {
+                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
+                          const LaplaceWalkCoef<T>* __restrict__ walk) {
   const int p2 = p * p;
   const int lane = threadIdx.x & 31;
   const T inv_h = T(1) / h;
@@ -184,7 +187,7 @@ __global__ void k_p2m_wpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const do
           di[2] = d[3 * i + 2];
         }
       }
-      laplace_p2m_point<T, WarpSumAdd>(p, inv_h, r, qi, d ? di : nullptr, Mb, WarpSumAdd());
+      laplace_p2m_point<T, WarpSumAdd>(p, inv_h, r, qi, d ? di : nullptr, Mb, WarpSumAdd(), walk);
       __syncwarp();
     }
   }
@@ -254,7 +257,8 @@ struct P2MTileAdd {
 template <class T, bool kD>
 __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
     k_p2m_bpb(int64_t b0, int64_t nb, int p, T h, int wpl, DevSet S, const double* __restrict__ xyz,
-              const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M) {
+              const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
+              const LaplaceWalkCoef<T>* __restrict__ walk) {
   extern __shared__ __align__(16) unsigned char smraw[];
   const int p2 = p * p;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -286,7 +290,7 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
           }
         }
         P2MTileState<T> st{tile, lane, int(i1 - i0 < kP2MTile ? i1 - i0 : kP2MTile), 0, 0};
-        laplace_p2m_point<T, P2MTileAdd<T>>(p, inv_h, r, qi, kD ? di : nullptr, acc, P2MTileAdd<T>{&st});
+        laplace_p2m_point<T, P2MTileAdd<T>>(p, inv_h, r, qi, kD ? di : nullptr, acc, P2MTileAdd<T>{&st}, walk);
         if (st.w & (kP2MTile - 1)) st.flush(acc, st.w & (kP2MTile - 1));
       }
     }
@@ -621,13 +625,14 @@ __global__ void __launch_bounds__(kBpbThreads)
 
 template <class T>
 __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, const double* __restrict__ xyz,
-                                          int64_t i, const double* c, T* fp, T* fg) {
+                                          int64_t i, const double* c, T* fp, T* fg,
+                                          const LaplaceWalkCoef<T>* walk) {
   T v = T(0), g[3] = {T(0), T(0), T(0)};
   if (has) {
     const T zero[3] = {T(0), T(0), T(0)};
     T r[3];
     rel_point(xyz, i, c, r);
-    laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr);
+    laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr, walk);
   }
   if (fp) fp[i] = v;
   if (fg)
@@ -637,13 +642,14 @@ __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, con
 // TpB: one thread per target leaf.
 template <class T>
 __global__ void k_l2p_tpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
-                          const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg) {
+                          const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg,
+                          const LaplaceWalkCoef<T>* __restrict__ walk) {
   for (int64_t t = gtid(); t < nb; t += gstride()) {
     const int64_t b = b0 + t;
     const bool has = has_local[b] != 0;
     const double* c = R.center + 3 * b;
     for (int64_t i = R.point_begin[b]; i < R.point_end[b]; ++i)
-      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, c, fp, fg);
+      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, c, fp, fg, walk);
   }
 }
 
@@ -651,10 +657,11 @@ __global__ void k_l2p_tpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const do
 template <class T>
 __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __restrict__ leaf_of,
                           const double* __restrict__ xyz, const T* __restrict__ L,
-                          const uint8_t* __restrict__ has_local, T* fp, T* fg) {
+                          const uint8_t* __restrict__ has_local, T* fp, T* fg,
+                          const LaplaceWalkCoef<T>* __restrict__ walk) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
-    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.center + 3 * b, fp, fg);
+    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.center + 3 * b, fp, fg, walk);
   }
 }
 
@@ -665,7 +672,8 @@ __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __rest
 template <class T>
 __global__ void __launch_bounds__(128)
     k_l2p_bpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
-              const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg) {
+              const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg,
+              const LaplaceWalkCoef<T>* __restrict__ walk) {
   extern __shared__ __align__(16) unsigned char smraw[];
   T* Ls = reinterpret_cast<T*>(smraw);
   const int p2 = p * p;
@@ -678,7 +686,7 @@ __global__ void __launch_bounds__(128)
     __syncthreads();
     const double* c = R.center + 3 * b;
     for (int64_t i = R.point_begin[b] + threadIdx.x; i < R.point_end[b]; i += blockDim.x)
-      l2p_point(p, h, Ls, has, xyz, i, c, fp, fg);
+      l2p_point(p, h, Ls, has, xyz, i, c, fp, fg, walk);
   }
 }
 

@@ -73,6 +73,47 @@ using nd = typename NoDeduce<T>::type;
 
 }  // namespace laplace_detail
 
+// Coefficients of the recursions of laplace_regular_walk (below): the
+// diagonal factor a_m = sqrt((2m-1)/(2m)) and, in column m, q_n =
+// sqrt((n-m)(n+m)), k1 = (2n-1)/q_n, k2 = q_{n-1}/q_n. One definition for the
+// walk and for the table of them.
+template <class T>
+GPUFMM_HD inline T laplace_walk_a(int m) {
+  return laplace_detail::hd_sqrt(T(2 * m - 1) / T(2 * m));
+}
+template <class T>
+GPUFMM_HD inline T laplace_walk_q(int n, int m) {
+  return laplace_detail::hd_sqrt(T((n - m) * (n + m)));
+}
+
+// The same coefficients tabulated, for walks that would otherwise spend one
+// square root and two divisions per (n, m) on every point (P2M, L2P): with
+// the table a walk gives bit for bit the values of the walk without it (IEEE
+// division and square root are correctly rounded, on the CPU and the GPU).
+// a[m] for 1 <= m < kMaxP; k1, k2 at laplace_walk_index(n, m), 0 <= m < n < kMaxP.
+constexpr int kLaplaceWalkTri = kMaxP * (kMaxP - 1) / 2;
+GPUFMM_HD constexpr int laplace_walk_index(int n, int m) { return n * (n - 1) / 2 + m; }
+template <class T>
+struct LaplaceWalkCoef {
+  T a[kMaxP];
+  T k1[kLaplaceWalkTri];
+  T k2[kLaplaceWalkTri];
+};
+template <class T>
+GPUFMM_HD inline void laplace_walk_coef_fill(LaplaceWalkCoef<T>& c) {
+  c.a[0] = T(0);
+  for (int m = 1; m < kMaxP; ++m) c.a[m] = laplace_walk_a<T>(m);
+  for (int m = 0; m < kMaxP; ++m) {
+    T q_prev = T(0);
+    for (int n = m + 1; n < kMaxP; ++n) {
+      const T q = laplace_walk_q<T>(n, m);
+      c.k1[laplace_walk_index(n, m)] = T(2 * n - 1) / q;
+      c.k2[laplace_walk_index(n, m)] = q_prev / q;
+      q_prev = q;
+    }
+  }
+}
+
 // Walks the normalised regular basis Rh_n^m(x,y,z) for n < p, column by
 // column (m = 0..p-1, then n = m..p-1), with O(1) state: no scratch at all,
 // which is what a thread-per-box L2P/P2M kernel wants.
@@ -90,8 +131,10 @@ using nd = typename NoDeduce<T>::type;
 // where U_n^m = sqrt((n-|m|)!(n+|m|)!) R~_n^m and Rh_n^m = sqrt(eps_m) U_n^m.
 // The gradient is the exact derivative of the same recursions (product
 // rule), so it needs no extra identities and no sign conventions of its own.
+// coef: the tabulated coefficients (same results, fewer operations), or null.
 template <bool kGrad, class T, class F>
-GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f) {
+GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f,
+                                           const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
   using laplace_detail::hd_sqrt;
   const T r2 = x * x + y * y + z * z;
   const T sqrt2 = hd_sqrt(T(2));
@@ -100,7 +143,7 @@ GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f) {
   T dcg[3] = {T(0), T(0), T(0)}, dsg[3] = {T(0), T(0), T(0)};
   for (int m = 0; m < p; ++m) {
     if (m > 0) {
-      const T a = hd_sqrt(T(2 * m - 1) / T(2 * m));
+      const T a = coef ? coef->a[m] : laplace_walk_a<T>(m);
       const T nc = -a * (x * dc + y * ds);
       const T ns = a * (y * dc - x * ds);
       if constexpr (kGrad) {
@@ -139,9 +182,16 @@ GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f) {
     }
     T q_prev = T(0);
     for (int n = m + 1; n < p; ++n) {
-      const T q = hd_sqrt(T((n - m) * (n + m)));
-      const T k1 = T(2 * n - 1) / q;
-      const T k2 = q_prev / q;
+      T k1, k2;
+      if (coef) {
+        k1 = coef->k1[laplace_walk_index(n, m)];
+        k2 = coef->k2[laplace_walk_index(n, m)];
+      } else {
+        const T q = laplace_walk_q<T>(n, m);
+        k1 = T(2 * n - 1) / q;
+        k2 = q_prev / q;
+        q_prev = q;
+      }
       const T c2 = -(k1 * z * c1 + k2 * r2 * c0);
       const T s2 = -(k1 * z * s1 + k2 * r2 * s0);
       if constexpr (kGrad) {
@@ -174,7 +224,6 @@ GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f) {
         s1 = s2;
         f(n, m, e * c1, e * s1);
       }
-      q_prev = q;
     }
   }
 }

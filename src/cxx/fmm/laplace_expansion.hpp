@@ -88,27 +88,31 @@ struct EvalAccum {
 //   M_n^m += (-1)^n [ q Rh_n^m(rho) + (d/h) . (grad Rh_n^m)(rho) ],
 //   rho = (x_j - c)/h.
 // One source of P2M: r = x_j - c (relative to the box centre), inv_h = 1/h,
-// d = the dipole or nullptr; adds through `add` (see PlainAdd).
+// d = the dipole or nullptr; adds through `add` (see PlainAdd). coef: the
+// walk's tabulated coefficients (LaplaceWalkCoef: same results) or null.
 template <class T, class Add = laplace_detail::PlainAdd>
-GPUFMM_HD inline void laplace_p2m_point(int p, T inv_h, const T* r, T q, const T* d, T* M, Add add = Add()) {
+GPUFMM_HD inline void laplace_p2m_point(int p, T inv_h, const T* r, T q, const T* d, T* M, Add add = Add(),
+                                        const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
   laplace_detail::SourceAccum<T, Add> acc{M, q, {T(0), T(0), T(0)}, true, add};
   const T x = r[0] * inv_h, y = r[1] * inv_h, z = r[2] * inv_h;
   if (d) {
     for (int k = 0; k < 3; ++k) acc.d[k] = d[k] * inv_h;
-    laplace_regular_walk<true>(p, x, y, z, acc);
+    laplace_regular_walk<true>(p, x, y, z, acc, coef);
   } else {
-    laplace_regular_walk<false>(p, x, y, z, acc);
+    laplace_regular_walk<false>(p, x, y, z, acc, coef);
   }
 }
 
 template <class T>
 GPUFMM_HD inline void laplace_p2m(int p, T scale, const T* center, int n_src, const T* src_xyz,
                                   laplace_detail::nd<const T>* charge,
-                                  laplace_detail::nd<const T>* dipole, T* M) {
+                                  laplace_detail::nd<const T>* dipole, T* M,
+                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
   const T inv_h = T(1) / scale;
   for (int j = 0; j < n_src; ++j) {
     const T r[3] = {src_xyz[3 * j] - center[0], src_xyz[3 * j + 1] - center[1], src_xyz[3 * j + 2] - center[2]};
-    laplace_p2m_point(p, inv_h, r, charge ? charge[j] : T(0), dipole ? dipole + 3 * j : nullptr, M);
+    laplace_p2m_point(p, inv_h, r, charge ? charge[j] : T(0), dipole ? dipole + 3 * j : nullptr, M,
+                      laplace_detail::PlainAdd(), coef);
   }
 }
 
@@ -151,7 +155,8 @@ GPUFMM_HD inline void laplace_p2l(int p, T scale, const T* center, int n_src, co
 template <class T>
 GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, int n_trg,
                                   const T* trg_xyz, laplace_detail::nd<T>* pot,
-                                  laplace_detail::nd<T>* grad) {
+                                  laplace_detail::nd<T>* grad,
+                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
   const T inv_h = T(1) / scale;
   for (int i = 0; i < n_trg; ++i) {
     const T x = (trg_xyz[3 * i] - center[0]) * inv_h;
@@ -159,13 +164,13 @@ GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, i
     const T z = (trg_xyz[3 * i + 2] - center[2]) * inv_h;
     laplace_detail::EvalAccum<T> acc{L, false, T(0), {T(0), T(0), T(0)}};
     if (grad) {
-      laplace_regular_walk<true>(p, x, y, z, acc);
+      laplace_regular_walk<true>(p, x, y, z, acc, coef);
       const T s = inv_h * inv_h;
       grad[3 * i] += acc.g[0] * s;
       grad[3 * i + 1] += acc.g[1] * s;
       grad[3 * i + 2] += acc.g[2] * s;
     } else {
-      laplace_regular_walk<false>(p, x, y, z, acc);
+      laplace_regular_walk<false>(p, x, y, z, acc, coef);
     }
     if (pot) pot[i] += acc.v * inv_h;
   }

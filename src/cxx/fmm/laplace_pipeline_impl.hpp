@@ -152,16 +152,27 @@ GPUFMM_PIPELINE_FLATTEN void rcr_lanes(int pp, T cos_a, T sin_a, const Lanes<T, 
                                  out, work);
 }
 
+// The walk's coefficient table (the same values as computed per point).
+template <class T>
+const LaplaceWalkCoef<T>* walk_coef() {
+  static const LaplaceWalkCoef<T> c = [] {
+    LaplaceWalkCoef<T> t;
+    laplace_walk_coef_fill(t);
+    return t;
+  }();
+  return &c;
+}
+
 template <class T>
 GPUFMM_PIPELINE_FLATTEN void p2m_box(int p, T h, int n, const T* rel, const T* q, const T* d, T* M) {
   const T zero[3] = {T(0), T(0), T(0)};
-  laplace_p2m<T>(p, h, zero, n, rel, q, d, M);
+  laplace_p2m<T>(p, h, zero, n, rel, q, d, M, walk_coef<T>());
 }
 
 template <class T>
 GPUFMM_PIPELINE_FLATTEN void l2p_box(int p, T h, const T* L, int n, const T* rel, T* pot, T* grad) {
   const T zero[3] = {T(0), T(0), T(0)};
-  laplace_l2p<T>(p, h, zero, L, n, rel, pot, grad);
+  laplace_l2p<T>(p, h, zero, L, n, rel, pot, grad, walk_coef<T>());
 }
 
 // 32 bytes of lanes (4 doubles, 8 floats).
