@@ -695,11 +695,33 @@ __global__ void __launch_bounds__(128)
 constexpr int kP2PBlock = 128;
 constexpr int kMaxNeighbors = 64;  // NEIGHBORS rows hold <= 27 same-level boxes
 
+// The pairs of one shared-memory tile (m sources) with the first NT of a
+// thread's two targets, sources in order: every target's sum runs over the
+// sources in the same order whatever NT is.
+template <class T, bool kC, bool kD, bool kG, int NT>
+__device__ __forceinline__ void p2p_tile(int m, const T* sx, const T* sy, const T* sz, const T* sq, const T* sdx,
+                                         const T* sdy, const T* sdz, const T (&tx)[2], const T (&ty)[2],
+                                         const T (&tz)[2], T (&v)[2], T (&gx)[2], T (&gy)[2], T (&gz)[2]) {
+#pragma unroll 8
+  for (int jj = 0; jj < m; ++jj) {
+    const T xs = sx[jj], ys = sy[jj], zs = sz[jj];
+    const T qs = kC ? sq[jj] : T(0);
+    const T dxs = kD ? sdx[jj] : T(0), dys = kD ? sdy[jj] : T(0), dzs = kD ? sdz[jj] : T(0);
+#pragma unroll
+    for (int k = 0; k < NT; ++k)
+      laplace_p2p_accumulate<kC, kD, kG>(tx[k] - xs, ty[k] - ys, tz[k] - zs, qs, dxs, dys, dzs, v[k], gx[k], gy[k],
+                                         gz[k]);
+  }
+}
+
 // BpB (papers/000 sec. 4.2): one block per target leaf. The block's near
 // sources (the NEIGHBORS row, concatenated) are swept in tiles of kP2PBlock
 // records in shared memory, coordinates relative to the target leaf's centre
-// (double -> T); each thread owns one target (targets beyond the block size
-// are taken in further passes). Pair math: laplace_p2p_accumulate.
+// (double -> T); each thread owns up to two targets, t and t + kP2PBlock, of
+// a pass of 2 kP2PBlock targets (two only when the pass has more than
+// kP2PBlock: one tile load and one shared-memory read serve both, and the
+// two sums are independent chains); further passes for larger leaves. Pair
+// math: laplace_p2p_accumulate.
 template <class T, bool kC, bool kD, bool kG>
 __global__ void __launch_bounds__(kP2PBlock)
     k_p2p_bpb(int64_t b0, int64_t nb, DevSet R, DevSet S, DevList nbl, const double* __restrict__ sxyz,
@@ -728,16 +750,22 @@ __global__ void __launch_bounds__(kP2PBlock)
     const int ne = ne_s;
     const int n = pre[ne];
     const int32_t tb = R.point_begin[b], te = R.point_end[b];
-    for (int32_t t0 = tb; t0 < te; t0 += B) {
-      const int32_t i = t0 + threadIdx.x;
-      const bool active = i < te;
-      T tx = T(0), ty = T(0), tz = T(0);
-      if (active) {
-        tx = T(txyz[3 * int64_t(i)] - c[0]);
-        ty = T(txyz[3 * int64_t(i) + 1] - c[1]);
-        tz = T(txyz[3 * int64_t(i) + 2] - c[2]);
+    for (int32_t t0 = tb; t0 < te; t0 += 2 * B) {
+      const bool two = te - t0 > B;  // the same for the whole block
+      int32_t i[2];
+      bool active[2];
+      T tx[2], ty[2], tz[2], v[2], gx[2], gy[2], gz[2];
+      for (int k = 0; k < 2; ++k) {
+        i[k] = t0 + k * B + threadIdx.x;
+        active[k] = i[k] < te;
+        tx[k] = ty[k] = tz[k] = T(0);
+        if (active[k]) {
+          tx[k] = T(txyz[3 * int64_t(i[k])] - c[0]);
+          ty[k] = T(txyz[3 * int64_t(i[k]) + 1] - c[1]);
+          tz[k] = T(txyz[3 * int64_t(i[k]) + 2] - c[2]);
+        }
+        v[k] = gx[k] = gy[k] = gz[k] = T(0);
       }
-      T v = T(0), gx = T(0), gy = T(0), gz = T(0);
       for (int j0 = 0; j0 < n; j0 += B) {
         const int k = j0 + threadIdx.x;
         if (k < n) {
@@ -756,23 +784,23 @@ __global__ void __launch_bounds__(kP2PBlock)
         }
         __syncthreads();
         const int m = n - j0 < B ? n - j0 : B;
-        if (active) {
-#pragma unroll 8
-          for (int jj = 0; jj < m; ++jj)
-            laplace_p2p_accumulate<kC, kD, kG>(tx - sx[jj], ty - sy[jj], tz - sz[jj], kC ? sq[jj] : T(0),
-                                               kD ? sdx[jj] : T(0), kD ? sdy[jj] : T(0),
-                                               kD ? sdz[jj] : T(0), v, gx, gy, gz);
+        if (two) {
+          if (active[0])
+            p2p_tile<T, kC, kD, kG, 2>(m, sx, sy, sz, sq, sdx, sdy, sdz, tx, ty, tz, v, gx, gy, gz);
+        } else if (active[0]) {
+          p2p_tile<T, kC, kD, kG, 1>(m, sx, sy, sz, sq, sdx, sdy, sdz, tx, ty, tz, v, gx, gy, gz);
         }
         __syncthreads();
       }
-      if (active) {
-        if (pot) pot[i] = v;
-        if (kG) {
-          grad[3 * int64_t(i)] = gx;
-          grad[3 * int64_t(i) + 1] = gy;
-          grad[3 * int64_t(i) + 2] = gz;
+      for (int k = 0; k < 2; ++k)
+        if (active[k]) {
+          if (pot) pot[i[k]] = v[k];
+          if (kG) {
+            grad[3 * int64_t(i[k])] = gx[k];
+            grad[3 * int64_t(i[k]) + 1] = gy[k];
+            grad[3 * int64_t(i[k]) + 2] = gz[k];
+          }
         }
-      }
     }
     __syncthreads();
   }
