@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "common/rel_l2.hpp"
 #include "core/context.hpp"
 #include "fmm/laplace.hpp"
 #include "fmm/laplace_plan.hpp"
@@ -308,18 +309,24 @@ TEST(LaplaceFmmReuse, NewChargesOnOnePlanEqualAFreshPlan) {
   ASSERT_EQ(gpufmm_laplace_evaluate(b, q2.data(), p.d.data(), pb.data(), gb.data()), GPUFMM_SUCCESS);
   EXPECT_EQ(pa, pb) << seed_note();
   EXPECT_EQ(ga, gb) << seed_note();
-  // Output subsets give the same numbers.
+  // Output subsets give the same numbers, to rounding: the potential-only
+  // and gradient-only paths are other instantiations of the pair and walk
+  // math (another contraction of their multiply-adds). Relative L2, not per
+  // target: near the Plummer core the dipole terms of one target's sum reach
+  // ~1e5 and cancel, so a target worth 0.4 can move by one ulp of 1e5
+  // (2.9e-11; the per-target bound 1e-12 (1 + |pot|) failed 5 runs in 120).
   std::vector<double> po(p.nt, 7.0), go(3 * p.nt, 7.0);
   ASSERT_EQ(gpufmm_laplace_evaluate(b, q2.data(), p.d.data(), po.data(), nullptr), GPUFMM_SUCCESS);
   ASSERT_EQ(gpufmm_laplace_evaluate(b, q2.data(), p.d.data(), nullptr, go.data()), GPUFMM_SUCCESS);
-  for (int64_t i = 0; i < p.nt; ++i) EXPECT_NEAR(po[i], pb[i], 1e-12 * (1 + std::abs(pb[i])));
-  for (int64_t i = 0; i < 3 * p.nt; ++i) EXPECT_NEAR(go[i], gb[i], 1e-12 * (1 + std::abs(gb[i])));
+  EXPECT_LE(gpufmm_test::rel_l2(po, pb), 1e-13) << seed_note();
+  EXPECT_LE(gpufmm_test::rel_l2(go, gb), 1e-13) << seed_note();
   // Linearity: charges then dipoles separately add up to both.
   std::vector<double> pq(p.nt), pd(p.nt);
   ASSERT_EQ(gpufmm_laplace_evaluate(b, q2.data(), nullptr, pq.data(), nullptr), GPUFMM_SUCCESS);
   ASSERT_EQ(gpufmm_laplace_evaluate(b, nullptr, p.d.data(), pd.data(), nullptr), GPUFMM_SUCCESS);
-  for (int64_t i = 0; i < p.nt; ++i)
-    EXPECT_NEAR(pq[i] + pd[i], pb[i], 1e-11 * (std::abs(pq[i]) + std::abs(pd[i]) + 1));
+  std::vector<double> sum(p.nt);
+  for (int64_t i = 0; i < p.nt; ++i) sum[i] = pq[i] + pd[i];
+  EXPECT_LE(gpufmm_test::rel_l2(sum, pb), 1e-13) << seed_note();  // (relative L2: see above)
   gpufmm_laplace_plan_destroy(a);
   gpufmm_laplace_plan_destroy(b);
 }
