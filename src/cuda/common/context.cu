@@ -83,13 +83,11 @@ void context_release(Context& ctx) noexcept {
   const bool counted = ctx.stream != nullptr;
   ctx.stream = nullptr;
   if (!counted) return;
-  std::vector<void (*)(int) noexcept> drops;
-  {
-    LiveContexts& l = live_contexts();
-    std::lock_guard<std::mutex> lock(l.mutex);
-    if (--l.count[ctx.device] == 0) drops = l.drops;
-  }
-  for (auto f : drops) f(ctx.device);
+  LiveContexts& l = live_contexts();
+  std::lock_guard<std::mutex> lock(l.mutex);  // the drops take only their own locks
+  auto it = l.count.find(ctx.device);
+  if (it != l.count.end() && --it->second == 0)
+    for (auto f : l.drops) f(ctx.device);
 }
 
 void device_info(int device, gpufmm_device_info_t* info) {

@@ -19,8 +19,9 @@ int device_count() noexcept;  // 0 when there is no driver or no device
 void context_init(Context& ctx, int device);  // sets ctx.device, creates the stream
 void context_release(Context& ctx) noexcept;  // destroys stream and handles
 // Device-wide caches (the Laplace plans' translation tables) register a
-// function that drops their data of one device; it runs (unlocked, on the
-// releasing thread) when the last live context of that device is released.
+// function that drops their data of one device; it runs on the releasing
+// thread when the last live context of that device is released (under the
+// registry's lock: it must not create or release contexts).
 void at_last_context_release(void (*drop)(int device) noexcept);
 void device_info(int device, gpufmm_device_info_t* info);
 void synchronize(Context& ctx);
