@@ -510,13 +510,12 @@ struct Eval {
     if (!a.on_context) {
       if (has_q && ns > 0) {
         if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
-        GPUFMM_CUDA_CHECK(cudaMemcpyAsync(G.in_q, uq, size_t(ns) * sizeof(SS), cudaMemcpyHostToDevice, s0));
+        laplace_staged_upload(P.ctx, G.in_q, uq, size_t(ns) * sizeof(SS), laplace_parallel_copy);
         uq = static_cast<const SS*>(G.in_q);
       }
       if (has_d && ns > 0) {
         if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
-        GPUFMM_CUDA_CHECK(
-            cudaMemcpyAsync(G.in_d, ud, size_t(3 * ns) * sizeof(SS), cudaMemcpyHostToDevice, s0));
+        laplace_staged_upload(P.ctx, G.in_d, ud, size_t(3 * ns) * sizeof(SS), laplace_parallel_copy);
         ud = static_cast<const SS*>(G.in_d);
       }
     }
@@ -705,13 +704,9 @@ struct Eval {
            " (0-based) has a NaN or Inf component (", double(v[0]), ", ", double(v[1]), ", ", double(v[2]),
            ")");
     }
-    if (!a.on_context && nt > 0) {
-      if (want_pot)
-        GPUFMM_CUDA_CHECK(cudaMemcpyAsync(a.pot, up, size_t(nt) * sizeof(SS), cudaMemcpyDeviceToHost, s0));
-      if (want_grad)
-        GPUFMM_CUDA_CHECK(
-            cudaMemcpyAsync(a.grad, ug, size_t(3 * nt) * sizeof(SS), cudaMemcpyDeviceToHost, s0));
-      GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    if (!a.on_context && nt > 0) {  // staged through pinned chunks (laplace_plan_gpu.cu)
+      if (want_pot) laplace_staged_download(P.ctx, a.pot, up, size_t(nt) * sizeof(SS), laplace_parallel_copy);
+      if (want_grad) laplace_staged_download(P.ctx, a.grad, ug, size_t(3 * nt) * sizeof(SS), laplace_parallel_copy);
     }
     LaplaceStageTimes& tm = P.last;
     tm = LaplaceStageTimes();

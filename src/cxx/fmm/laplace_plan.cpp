@@ -369,6 +369,18 @@ bool LaplacePlan::cpu_pipeline() const {
 #endif
 }
 
+#if defined(GPUFMM_HAVE_CUDA)
+void laplace_parallel_copy(void* dst, const void* src, size_t bytes) {
+  const int nt = bytes >= (size_t(1) << 20) ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(nt)
+  {
+    const size_t T = static_cast<size_t>(omp_get_num_threads()), t = static_cast<size_t>(omp_get_thread_num());
+    const size_t b = bytes * t / T / 64 * 64, e = t + 1 == T ? bytes : bytes * (t + 1) / T / 64 * 64;
+    if (e > b) std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
+  }
+}
+#endif
+
 namespace {
 
 void check_count(int64_t n, const char* name) {
@@ -416,18 +428,6 @@ void check_points(const double* xyz, int64_t n, const char* name) {
   fail_if_bad_point(xyz, bad, n, name);
 }
 
-#if defined(GPUFMM_HAVE_CUDA)
-// memcpy by the OpenMP threads (the host side of the staged device copies).
-void parallel_copy(void* dst, const void* src, size_t bytes) {
-  const int nt = bytes >= (size_t(1) << 20) ? omp_get_max_threads() : 1;
-#pragma omp parallel num_threads(nt)
-  {
-    const size_t T = static_cast<size_t>(omp_get_num_threads()), t = static_cast<size_t>(omp_get_thread_num());
-    const size_t b = bytes * t / T / 64 * 64, e = t + 1 == T ? bytes : bytes * (t + 1) / T / 64 * 64;
-    if (e > b) std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
-  }
-}
-#endif
 
 // Host access to a tree array: the array itself for a host tree, a
 // downloaded copy for a device tree (not zero-filled first).
@@ -452,7 +452,7 @@ HostView<V> fetch(const tree::Tree& t, const V* src, int64_t n) {
   }
   h.own.reset(new V[static_cast<size_t>(std::max<int64_t>(h.own_n, 1))]);
 #if defined(GPUFMM_HAVE_CUDA)
-  if (n > 0) cuda::laplace_staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), parallel_copy);
+  if (n > 0) cuda::laplace_staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), laplace_parallel_copy);
 #else
   if (n > 0) tree::download(t, h.own.get(), src, sizeof(V) * static_cast<size_t>(n));
 #endif
@@ -648,7 +648,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   if (!P.cpu_pipeline()) {
     // issue 5: the tree stays on the device (the CUDA driver evaluates).
 #if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
-    dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, parallel_copy);
+    dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, laplace_parallel_copy);
     fail_if_bad_point(sources, cuda::laplace_first_nonfinite(ctx, dev_points.src, nsrc), nsrc, "sources");
     if (!P.same_sets)
       fail_if_bad_point(targets, cuda::laplace_first_nonfinite(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
