@@ -416,7 +416,7 @@ gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double o
  * translations, the modified M2L stencil (type-1 to the box, type-2 to the
  * parent) and a per-translation truncation number (eq. 24). The truncation
  * number p follows from the requested relative L2 error eps (eq. 36), with
- * 5 more terms when the leaves are nearly empty (fewer than 9 near-field
+ * 8 more terms when the leaves are nearly empty (fewer than 9 near-field
  * sources per target: the closest pairs then go through the far field;
  * docs/laplace_fmm.md section 3). gpufmm_laplace_plan_info reports p. For
  * eps beyond what p = GPUFMM_LAPLACE_MAX_P certifies in double (below
@@ -426,7 +426,11 @@ gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double o
  * Plan once, evaluate many times: the plan holds the octree, lists and
  * translation data of one geometry; each evaluate takes new charges and/or
  * dipoles. Arrays are column-major: coordinates, dipoles and gradients are
- * 3 x n (x0 y0 z0 x1 ...), charges and potentials n.
+ * 3 x n (x0 y0 z0 x1 ...), charges and potentials n. The translation tables
+ * depend only on (p, precision) and are cached per process and, on a GPU
+ * context, per device (shared by plans; up to 64 MB per device, released
+ * with the device's last context; GPUFMM_LAPLACE_TABLE_CACHE=0 turns the
+ * caches off).
  */
 
 typedef struct gpufmm_laplace_plan_s* gpufmm_laplace_plan_t;

@@ -217,11 +217,13 @@ TEST(LaplaceFmmAccuracy, FarFieldHeavyDepths) {
 
 // Nearly empty leaves (a depth far below the cost model's): the closest
 // pairs go through the far field and the plan adds terms (laplace_p_sparse).
-// The first problem is one that missed eps by 2.65x before (uniform, 1500
-// points, 20 of them duplicated, l_max = 5, dipoles); the second is fresh.
+// The first problems missed eps before: by 2.65x at p = 22 (uniform, 1500
+// points, 20 of them duplicated, l_max = 5, dipoles), by 1.39x at p = 22 + 5
+// (l_max = 6, charges and dipoles); the third is fresh.
 TEST(LaplaceFmmAccuracy, SparseTreesGetMoreTerms) {
   CpuContext c;
-  for (uint64_t seed : {uint64_t(15079702319646025987ull) + 900, base_seed() + 1000}) {
+  for (uint64_t seed : {uint64_t(15079702319646025987ull) + 900, uint64_t(16034070736165331774ull),
+                        base_seed() + 1000}) {
     Problem p = make_problem(Dist::Uniform, 1500, -1, seed);
     for (int i = 0; i < 20; ++i)
       for (int k = 0; k < 3; ++k) p.src[3 * (2 * i + 1) + k] = p.src[3 * (2 * i) + k];
@@ -230,7 +232,7 @@ TEST(LaplaceFmmAccuracy, SparseTreesGetMoreTerms) {
     for (int l : {5, 6}) {
       const RunResult r = run_fmm(c.ctx, p, kBoth, options(1e-6, GPUFMM_FLOAT64, l));
       EXPECT_LT(r.info.p2p_pairs, 9 * p.nt);
-      EXPECT_EQ(r.info.p, dense.info.p + 5) << "l_max=" << l;
+      EXPECT_EQ(r.info.p, dense.info.p + gpufmm::kLaplaceSparseExtraP) << "l_max=" << l;
       EXPECT_LE(r.err.pot, 1e-6) << "l_max=" << l << " seed " << seed;
       EXPECT_LE(r.err.grad, 1e-6) << "l_max=" << l << " seed " << seed;
     }
@@ -286,7 +288,10 @@ TEST(LaplaceFmmAccuracy, ErrorDecreasesWithP) {
     EXPECT_LT(r.err.pot, prev) << "p=" << pp << seed_note();
     prev = r.err.pot;
   }
-  EXPECT_LT(prev, 1e-6);
+  // At p = 16: within the fitted worst case of laplace_error.hpp (3.5e-6;
+  // uniform data are typically at 3e-7, and 1.04e-6 was seen once in 20
+  // runs, so a flat 1e-6 was not the model's bound).
+  EXPECT_LT(prev, std::pow(10.0, gpufmm::laplace_log10_error_model(16))) << seed_note();
 }
 
 // ------------------------------------------------------------------ reuse
