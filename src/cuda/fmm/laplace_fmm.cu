@@ -16,13 +16,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/cuda_backend.hpp"
+#include "core/lru_cache.hpp"
 #include "cuda/common/cuda_check.cuh"
 #include <cub/cub.cuh>
 
@@ -70,7 +71,7 @@ struct GpuData {
   // tables (device memory shared with the device table cache and other plans)
   DevTables<double> tab_d;
   DevTables<float> tab_f;
-  std::shared_ptr<void> tables_mem;
+  std::shared_ptr<const void> tables_mem;
   // sorted coordinates (txyz == sxyz when same_sets), target -> leaf
   double* sxyz = nullptr;
   const double* txyz = nullptr;
@@ -182,97 +183,61 @@ DevTables<T> upload_tables(Context& ctx, const LaplaceTables<T>& t, std::shared_
   return d;
 }
 
-// Process-wide cache of the device tables, keyed by (device, precision, p,
-// variable truncation): plans of one device share them (read only), so a
-// plan whose tables are there skips the packing and the upload (1.4 ms per
-// plan at p = 22 double on the H100 host). Least recently used entries beyond
-// kLaplaceTableCacheBytes per device are dropped (the newest is kept), and
-// every entry of a device when its last context is released; plans keep
-// their tables alive. GPUFMM_LAPLACE_TABLE_CACHE=0 turns it off, as it does
-// the host cache.
-struct DevTableEntry {
-  int device = 0;
-  bool single = false;
-  int p = 0;
-  bool vt = false;
+// The device tables of one (precision, p, variable truncation): `mem` owns
+// the allocation that d / f point into.
+struct DevTableImage {
   std::shared_ptr<void> mem;
   size_t bytes = 0;
   DevTables<double> d;
   DevTables<float> f;
 };
-
-struct DevTableCache {
-  std::mutex mutex;
-  std::list<DevTableEntry> lru;  // most recently used first
+struct DevTableKey {
+  bool single;
+  int p;
+  bool vt;
+  bool operator==(const DevTableKey& o) const { return single == o.single && p == o.p && vt == o.vt; }
 };
 
-DevTableCache& dev_table_cache() {
-  static DevTableCache* c = new DevTableCache;  // never destroyed (device memory outlives static destructors)
+// Process-wide cache of the device tables, one group per device: plans of a
+// device share them (read only), so a plan whose tables are there skips the
+// packing and the upload (1.4 ms per plan at p = 22 double on the H100
+// host). kLaplaceTableCacheBytes per device; a device's entries are dropped
+// when its last context is released; plans keep their tables alive.
+// GPUFMM_LAPLACE_TABLE_CACHE=0 turns it off, as it does the host cache.
+LruCache<DevTableKey, DevTableImage>& dev_table_cache() {
+  static auto* c = new LruCache<DevTableKey, DevTableImage>(kLaplaceTableCacheBytes);  // never destroyed
   return *c;
 }
 
-void drop_device_tables(int device) noexcept {
-  std::list<DevTableEntry> gone;  // freed outside the lock
-  DevTableCache& c = dev_table_cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto it = c.lru.begin(); it != c.lru.end();) {
-    auto next = std::next(it);
-    if (it->device == device) gone.splice(gone.end(), c.lru, it);
-    it = next;
-  }
+void drop_device_tables(int device) noexcept { dev_table_cache().drop_group(device); }
+
+template <class T, class Image>  // Image: DevTableImage, const or not
+auto& image_tables(Image& e) {
+  if constexpr (std::is_same<T, float>::value)
+    return e.f;
+  else
+    return e.d;
 }
 
 template <class T>
-DevTables<T>& entry_tables(DevTableEntry& e);
-template <>
-DevTables<double>& entry_tables<double>(DevTableEntry& e) { return e.d; }
-template <>
-DevTables<float>& entry_tables<float>(DevTableEntry& e) { return e.f; }
-
-template <class T>
 DevTables<T> device_tables(GpuData& G, const LaplaceTables<T>& t, bool vt) {
-  const char* env = std::getenv("GPUFMM_LAPLACE_TABLE_CACHE");
-  size_t bytes = 0;
-  if (env != nullptr && std::strcmp(env, "0") == 0) {
-    const DevTables<T> d = upload_tables<T>(*G.ctx, t, G.tables_mem, bytes);
-    G.bytes += bytes;
-    return d;
+  auto make = [&] {
+    auto img = std::make_shared<DevTableImage>();
+    image_tables<T>(*img) = upload_tables<T>(*G.ctx, t, img->mem, img->bytes);
+    const size_t bytes = img->bytes;
+    return std::make_pair(std::shared_ptr<const DevTableImage>(std::move(img)), bytes);
+  };
+  std::shared_ptr<const DevTableImage> img;
+  if (laplace_table_cache_on()) {
+    static std::once_flag hook;
+    std::call_once(hook, [] { gpufmm::cuda::at_last_context_release(drop_device_tables); });
+    img = dev_table_cache().get(DevTableKey{sizeof(T) == sizeof(float), t.p, vt}, G.device, make);
+  } else {
+    img = make().first;
   }
-  static std::once_flag hook;
-  std::call_once(hook, [] { gpufmm::cuda::at_last_context_release(drop_device_tables); });
-  const bool single = sizeof(T) == sizeof(float);
-  DevTableCache& c = dev_table_cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
-      if (it->device == G.device && it->single == single && it->p == t.p && it->vt == vt) {
-        c.lru.splice(c.lru.begin(), c.lru, it);
-        G.tables_mem = it->mem;
-        G.bytes += it->bytes;
-        return entry_tables<T>(*it);
-      }
-  }
-  DevTableEntry e;
-  e.device = G.device;
-  e.single = single;
-  e.p = t.p;
-  e.vt = vt;
-  entry_tables<T>(e) = upload_tables<T>(*G.ctx, t, e.mem, e.bytes);
-  G.tables_mem = e.mem;
-  G.bytes += e.bytes;
-  std::list<DevTableEntry> gone;  // freed outside the lock
-  std::lock_guard<std::mutex> lock(c.mutex);
-  c.lru.push_front(e);
-  size_t total = 0;
-  for (auto it = c.lru.begin(); it != c.lru.end();) {
-    auto next = std::next(it);
-    if (it->device == G.device) {
-      total += it->bytes;
-      if (it != c.lru.begin() && total > kLaplaceTableCacheBytes) gone.splice(gone.end(), c.lru, it);
-    }
-    it = next;
-  }
-  return entry_tables<T>(e);
+  G.tables_mem = img;
+  G.bytes += img->bytes;
+  return image_tables<T>(*img);
 }
 
 DevSet dev_set(const tree::PointSet& s) {

@@ -418,19 +418,6 @@ __global__ void k_child_counts(const uint64_t* __restrict__ c_key, const int64_t
   }
 }
 
-// First index in keys[0..n) whose key is >= key.
-__device__ __forceinline__ int64_t lower_bound_key(const uint64_t* keys, int64_t n, uint64_t key) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = lo + ((hi - lo) >> 1);
-    if (keys[mid] < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 // Source box lookup at level l-1 (binary search over its keys).
 struct FindBox {
   const uint64_t* keys;
@@ -453,7 +440,7 @@ k_depth_parents(DepthStencilView st, const uint64_t* __restrict__ tp_key, int64_
   for (int64_t P = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; P < ntp;
        P += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const uint64_t pk = tp_key[P];
-    const int64_t b0 = lower_bound_key(tb_key, ntb, pk << 3), b1 = lower_bound_key(tb_key, ntb, (pk << 3) + 8);
+    const int64_t b0 = tree::lower_bound_key(tb_key, ntb, pk << 3), b1 = tree::lower_bound_key(tb_key, ntb, (pk << 3) + 8);
     depth_parent(st, pk, find, q_cnt, q_mask, tb_key, tb_cnt, b0, b1, with_far, with_up, pairs, far, m2l);
   }
   using RD = cub::BlockReduce<double, kBlock>;

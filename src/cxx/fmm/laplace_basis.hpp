@@ -81,9 +81,14 @@ template <class T>
 GPUFMM_HD inline T laplace_walk_a(int m) {
   return laplace_detail::hd_sqrt(T(2 * m - 1) / T(2 * m));
 }
+// Column m, degree n: k1 = (2n-1)/q_n, k2 = q_{n-1}/q_n; q_prev holds q_{n-1}
+// on entry (0 at n = m+1) and q_n on return.
 template <class T>
-GPUFMM_HD inline T laplace_walk_q(int n, int m) {
-  return laplace_detail::hd_sqrt(T((n - m) * (n + m)));
+GPUFMM_HD inline void laplace_walk_k(int n, int m, T& q_prev, T& k1, T& k2) {
+  const T q = laplace_detail::hd_sqrt(T((n - m) * (n + m)));
+  k1 = T(2 * n - 1) / q;
+  k2 = q_prev / q;
+  q_prev = q;
 }
 
 // The same coefficients tabulated, for walks that would otherwise spend one
@@ -105,12 +110,8 @@ GPUFMM_HD inline void laplace_walk_coef_fill(LaplaceWalkCoef<T>& c) {
   for (int m = 1; m < kMaxP; ++m) c.a[m] = laplace_walk_a<T>(m);
   for (int m = 0; m < kMaxP; ++m) {
     T q_prev = T(0);
-    for (int n = m + 1; n < kMaxP; ++n) {
-      const T q = laplace_walk_q<T>(n, m);
-      c.k1[laplace_walk_index(n, m)] = T(2 * n - 1) / q;
-      c.k2[laplace_walk_index(n, m)] = q_prev / q;
-      q_prev = q;
-    }
+    for (int n = m + 1; n < kMaxP; ++n)
+      laplace_walk_k(n, m, q_prev, c.k1[laplace_walk_index(n, m)], c.k2[laplace_walk_index(n, m)]);
   }
 }
 
@@ -187,10 +188,7 @@ GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f,
         k1 = coef->k1[laplace_walk_index(n, m)];
         k2 = coef->k2[laplace_walk_index(n, m)];
       } else {
-        const T q = laplace_walk_q<T>(n, m);
-        k1 = T(2 * n - 1) / q;
-        k2 = q_prev / q;
-        q_prev = q;
+        laplace_walk_k(n, m, q_prev, k1, k2);
       }
       const T c2 = -(k1 * z * c1 + k2 * r2 * c0);
       const T s2 = -(k1 * z * s1 + k2 * r2 * s0);

@@ -9,14 +9,13 @@
 #include <cstring>
 #include <cstdlib>
 #include <limits>
-#include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/lru_cache.hpp"
 #include "fmm/laplace.hpp"
 #include "fmm/laplace_depth_scan.hpp"
 #include "fmm/laplace_gpu.hpp"
@@ -268,81 +267,48 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t) {
 template void build_tables<double>(int, bool, LaplaceTables<double>&);
 template void build_tables<float>(int, bool, LaplaceTables<float>&);
 
-namespace {
-
-bool table_cache_on() {
+bool laplace_table_cache_on() {
   const char* e = std::getenv("GPUFMM_LAPLACE_TABLE_CACHE");
   return e == nullptr || std::strcmp(e, "0") != 0;
 }
 
-template <class T>
-struct TableCache {
-  struct Entry {
-    int p;
-    bool vt;
-    std::shared_ptr<const LaplaceTables<T>> tables;
-  };
-  std::mutex mutex;
-  std::list<Entry> lru;  // most recently used first
-  static TableCache& get() {
-    static TableCache c;  // plans hold copies, so nothing refers to it at exit
-    return c;
-  }
+namespace {
+
+struct TableKey {
+  int p;
+  bool vt;
+  bool operator==(const TableKey& o) const { return p == o.p && vt == o.vt; }
 };
 
 template <class T>
-void clear_cache() {
-  TableCache<T>& c = TableCache<T>::get();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  c.lru.clear();
+LruCache<TableKey, LaplaceTables<T>>& table_cache() {
+  static LruCache<TableKey, LaplaceTables<T>> c(kLaplaceTableCacheBytes);  // plans hold their own references
+  return c;
 }
 
 }  // namespace
 
 template <class T>
 std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variable_truncation) {
-  TableCache<T>& c = TableCache<T>::get();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
-      if (it->p == p && it->vt == variable_truncation) {
-        c.lru.splice(c.lru.begin(), c.lru, it);
-        return c.lru.front().tables;
-      }
-  }
-  // Built outside the lock (other keys stay available); when two threads
-  // build the same key, the first one inserted wins.
-  auto built = std::make_shared<LaplaceTables<T>>();
-  build_tables<T>(p, variable_truncation, *built);
-  std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
-    if (it->p == p && it->vt == variable_truncation) {
-      c.lru.splice(c.lru.begin(), c.lru, it);
-      return c.lru.front().tables;
-    }
-  c.lru.push_front({p, variable_truncation, built});
-  size_t bytes = 0;
-  for (auto it = c.lru.begin(); it != c.lru.end();) {
-    bytes += it->tables->bytes();
-    if (it != c.lru.begin() && bytes > kLaplaceTableCacheBytes)
-      it = c.lru.erase(it);
-    else
-      ++it;
-  }
-  return built;
+  return table_cache<T>().get(TableKey{p, variable_truncation}, 0, [&] {
+    auto built = std::make_shared<LaplaceTables<T>>();
+    build_tables<T>(p, variable_truncation, *built);
+    const size_t bytes = built->bytes();
+    return std::make_pair(std::shared_ptr<const LaplaceTables<T>>(std::move(built)), bytes);
+  });
 }
 
 template <class T>
 std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation) {
-  if (table_cache_on()) return laplace_tables_cached<T>(p, variable_truncation);
+  if (laplace_table_cache_on()) return laplace_tables_cached<T>(p, variable_truncation);
   auto t = std::make_shared<LaplaceTables<T>>();
   build_tables<T>(p, variable_truncation, *t);
   return t;
 }
 
 void laplace_tables_cache_clear() {
-  clear_cache<double>();
-  clear_cache<float>();
+  table_cache<double>().clear();
+  table_cache<float>().clear();
 }
 
 template std::shared_ptr<const LaplaceTables<double>> laplace_tables_cached<double>(int, bool);

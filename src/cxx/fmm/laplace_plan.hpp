@@ -178,6 +178,8 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t);
 // dropped, the newest is always kept). GPUFMM_LAPLACE_TABLE_CACHE=0 turns it
 // off (read at each call): laplace_tables_get then builds.
 constexpr size_t kLaplaceTableCacheBytes = size_t(64) << 20;
+// False when GPUFMM_LAPLACE_TABLE_CACHE=0 (the host and the device caches).
+bool laplace_table_cache_on();
 template <class T>
 std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variable_truncation);
 // The tables for (p, variable_truncation): the cached ones (shared), or

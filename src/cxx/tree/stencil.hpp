@@ -99,13 +99,19 @@ GPUFMM_HD_INLINE bool decode_class(int32_t cls, bool& to_parent, double offset[3
   return true;
 }
 
-// Index of `key` in the ascending array keys[0..n), or -1.
-GPUFMM_HD_INLINE int64_t find_key(const uint64_t* keys, int64_t n, uint64_t key) {
+// First index in the ascending array keys[0..n) whose key is >= key (n if none).
+GPUFMM_HD_INLINE int64_t lower_bound_key(const uint64_t* keys, int64_t n, uint64_t key) {
   int64_t lo = 0, hi = n;
   while (lo < hi) {
     const int64_t mid = lo + ((hi - lo) >> 1);
     if (keys[mid] < key) lo = mid + 1; else hi = mid;
   }
+  return lo;
+}
+
+// Index of `key` in the ascending array keys[0..n), or -1.
+GPUFMM_HD_INLINE int64_t find_key(const uint64_t* keys, int64_t n, uint64_t key) {
+  const int64_t lo = lower_bound_key(keys, n, key);
   return (lo < n && keys[lo] == key) ? lo : -1;
 }
 
