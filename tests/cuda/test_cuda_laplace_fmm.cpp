@@ -6,6 +6,7 @@
 //  - evaluate repeated with new charges equals a fresh plan (bit for bit:
 //    the GPU pipeline has no atomics in its sums);
 //  - every kernel strategy (GPUFMM_LAPLACE_KERNELS) agrees with the default;
+//  - a CUDA graph replay gives the bits of kernels launched one by one;
 //  - evaluate_arrays with device arrays equals the host API; a NaN charge in
 //    a device array is reported with its index and leaves the outputs alone.
 // Skips when no CUDA device is visible.
@@ -238,7 +239,7 @@ TEST_F(CudaLaplaceFmm, KernelStrategiesAgree) {
     Result base;
     fmm(gpu, o, src, nullptr, q.data(), d.data(), base);
     for (const char* k : {"p2m=wpb", "p2m=tpb", "m2m=gpb", "m2l=wpb", "l2p=tpt", "l2p=tpb", "p2p=tpt", "overlap=off",
-                          "work=global",
+                          "work=global", "graph=off",
                           "p2m=wpb,m2m=gpb,m2l=wpb,l2p=tpt,p2p=tpt,overlap=off,work=global"}) {
       SCOPED_TRACE(std::string(k) + " precision " + std::to_string(precision));
       setenv("GPUFMM_LAPLACE_KERNELS", k, 1);
@@ -249,6 +250,85 @@ TEST_F(CudaLaplaceFmm, KernelStrategiesAgree) {
       EXPECT_LE(rel_l2(r.pot, base.pot), tol);
       EXPECT_LE(rel_l2(r.grad, base.grad), tol);
     }
+  }
+}
+
+// CUDA graph replay (graph=on, the default) against kernels launched one by
+// one (graph=off), bit for bit, on one plan: evaluate 1 launches directly, 2
+// captures, 3 replays; new device arrays (same topology: the executable graph
+// is updated), potential only (another topology: re-instantiated), dipoles
+// added, back to the first arguments; with and without the second stream.
+// The stage times of a replay come from the graph's event nodes.
+TEST_F(CudaLaplaceFmm, GraphReplayEqualsDirectLaunches) {
+  const int64_t n = 20000;
+  const auto src = gpufmm_test::make_points(Dist::Plummer, n, 81);
+  const auto q1 = randu(82, n, -1, 1), q2 = randu(83, n, -1, 1), d = randu(84, 3 * n, -1, 1);
+  for (const char* overlap : {"overlap=on", "overlap=off"}) {
+    SCOPED_TRACE(overlap);
+    const auto o = options(1e-6, GPUFMM_FLOAT64, 0, 4);
+    // The sequence of (charges, dipoles, want gradient, device arrays set).
+    struct Step {
+      const std::vector<double>* q;
+      bool dip, grad;
+      int arrays;  // 0: host API, 1 or 2: one of two sets of device arrays
+    };
+    const Step steps[] = {{&q1, false, true, 0}, {&q2, false, true, 0}, {&q1, false, true, 0},
+                          {&q2, false, true, 1}, {&q1, false, true, 1}, {&q2, false, true, 2},
+                          {&q1, false, false, 2}, {&q2, true, true, 2}, {&q1, false, true, 0}};
+    std::vector<std::vector<double>> out[2];
+    for (int graph = 0; graph < 2; ++graph) {
+      setenv("GPUFMM_LAPLACE_KERNELS", (std::string(overlap) + (graph ? ",graph=on" : ",graph=off")).c_str(), 1);
+      gpufmm_laplace_plan_t plan = nullptr;
+      GPUFMM_OK(gpufmm_laplace_plan_create(gpu, &o, n, src.data(), 0, nullptr, &plan));
+      unsetenv("GPUFMM_LAPLACE_KERNELS");
+      const int64_t dn[1] = {n}, dg[1] = {3 * n};
+      gpufmm_array_t aq[2], ad[2], ap[2], ag[2];
+      for (int s = 0; s < 2; ++s) {
+        GPUFMM_OK(gpufmm_array_create(gpu, GPUFMM_FLOAT64, 1, dn, &aq[s]));
+        GPUFMM_OK(gpufmm_array_create(gpu, GPUFMM_FLOAT64, 1, dg, &ad[s]));
+        GPUFMM_OK(gpufmm_array_create(gpu, GPUFMM_FLOAT64, 1, dn, &ap[s]));
+        GPUFMM_OK(gpufmm_array_create(gpu, GPUFMM_FLOAT64, 1, dg, &ag[s]));
+        GPUFMM_OK(gpufmm_array_upload(ad[s], d.data(), 3 * n));
+      }
+      for (const Step& st : steps) {
+        std::vector<double> pot(n, 0.0), grad(st.grad ? 3 * n : 0, 0.0);
+        if (st.arrays == 0) {
+          GPUFMM_OK(gpufmm_laplace_evaluate(plan, st.q->data(), st.dip ? d.data() : nullptr, pot.data(),
+                                            st.grad ? grad.data() : nullptr));
+        } else {
+          const int s = st.arrays - 1;
+          GPUFMM_OK(gpufmm_array_upload(aq[s], st.q->data(), n));
+          GPUFMM_OK(gpufmm_laplace_evaluate_arrays(plan, aq[s], st.dip ? ad[s] : nullptr, ap[s],
+                                                   st.grad ? ag[s] : nullptr));
+          GPUFMM_OK(gpufmm_array_download(ap[s], pot.data(), n));
+          if (st.grad) GPUFMM_OK(gpufmm_array_download(ag[s], grad.data(), 3 * n));
+        }
+        gpufmm_laplace_info_t info;
+        GPUFMM_OK(gpufmm_laplace_plan_info(plan, &info));
+        EXPECT_GT(info.t_downward, 0.0);
+        EXPECT_GT(info.t_p2p, 0.0);
+        out[graph].push_back(pot);
+        out[graph].push_back(grad);
+      }
+      for (int s = 0; s < 2; ++s) {
+        gpufmm_array_destroy(aq[s]);
+        gpufmm_array_destroy(ad[s]);
+        gpufmm_array_destroy(ap[s]);
+        gpufmm_array_destroy(ag[s]);
+      }
+      GPUFMM_OK(gpufmm_laplace_plan_destroy(plan));
+    }
+    ASSERT_EQ(out[0].size(), out[1].size());
+    for (size_t k = 0; k < out[0].size(); ++k) {
+      SCOPED_TRACE("step " + std::to_string(k / 2) + (k % 2 ? " gradient" : " potential"));
+      EXPECT_EQ(out[0][k], out[1][k]);
+    }
+    // The charges alone decide the result: q1 at steps 0, 2, 4, 6 (potential), 8.
+    EXPECT_EQ(out[1][0], out[1][4]);
+    EXPECT_EQ(out[1][0], out[1][8]);
+    EXPECT_EQ(out[1][0], out[1][16]);
+    EXPECT_EQ(out[1][1], out[1][17]);
+    EXPECT_LE(rel_l2(out[1][12], out[1][0]), 1e-14);
   }
 }
 

@@ -48,6 +48,19 @@ namespace {
 constexpr int kNumEvents = 10;
 constexpr size_t kScratchBudget = size_t(512) << 20;  // per-thread work slots, bytes
 
+// What makes the device work of two evaluates the same graph: the user's
+// device pointers (or the staging buffers of the host API), what is given and
+// wanted, and the user's precision. Everything else (workspace, tables, tree)
+// belongs to the plan and does not change between evaluates.
+struct GraphKey {
+  const void *q = nullptr, *d = nullptr;
+  void *pot = nullptr, *grad = nullptr;
+  int dtype = -1;
+  bool operator==(const GraphKey& o) const {
+    return q == o.q && d == o.d && pot == o.pot && grad == o.grad && dtype == o.dtype;
+  }
+};
+
 // Device data of one plan.
 struct GpuData {
   Context* ctx = nullptr;
@@ -56,13 +69,18 @@ struct GpuData {
   int max_threads_sm = 2048;
   size_t smem_optin = 48 << 10;
   cudaStream_t s1 = nullptr;
-  cudaEvent_t ev[kNumEvents] = {};
+  cudaEvent_t ev[kNumEvents] = {};  // stage timing
+  cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
+  // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
+  // replayed while the arguments (GraphKey) stay the same.
+  cudaGraphExec_t graph = nullptr;
+  GraphKey graph_key, last_key;  // of `graph`; of the last evaluate
   LaplaceGpuKernels k;
   bool l2l_bpb = true;  // L2L: cooperative BpB (default) or thread per child ("l2l=tpb")
   int bpb_slots = 0;    // translations per BpB batch (0: automatic; GPUFMM_LAPLACE_BPB_SLOTS)
   // Grouped M2L (m2l=grp): receivers per group, lanes per batch, entries.
-  int grp_size = 16;   // GPUFMM_LAPLACE_M2L_GROUP
-  int grp_lanes = 8;   // GPUFMM_LAPLACE_M2L_LANES (4 or 8)
+  int grp_size = 0;    // GPUFMM_LAPLACE_M2L_GROUP (0: m2l_group_size)
+  int grp_lanes = 0;   // GPUFMM_LAPLACE_M2L_LANES (4 or 8; 0: 8 for groups of >= 8 receivers, else 4)
   bool grp_smem_tables = false;  // GPUFMM_LAPLACE_M2L_SMEM_TABLES (1: tables in shared memory)
   int grp_threads = 0;          // GPUFMM_LAPLACE_M2L_THREADS (256; default: 512 when p^2 > 256)
   DevM2LGroups grp;
@@ -100,8 +118,11 @@ struct GpuData {
       (void)cudaStreamSynchronize(s1);
       (void)cudaStreamDestroy(s1);
     }
+    if (graph) (void)cudaGraphExecDestroy(graph);
     for (auto& e : ev)
       if (e) (void)cudaEventDestroy(e);
+    if (fork) (void)cudaEventDestroy(fork);
+    if (join) (void)cudaEventDestroy(join);
     for (void* p : blocks) backend_free(*ctx, p);
     (void)cudaGetLastError();
   }
@@ -419,7 +440,8 @@ struct Eval {
 
   void m2l_grouped(const T* M, T* Lx, uint8_t* hl) {
     if (G.grp.ngroups == 0) return;
-    if (G.grp_lanes == 4 || m2l_group_smem_bytes<T, 8, false>(p) > G.smem_optin)
+    const int lanes = G.grp_lanes > 0 ? G.grp_lanes : G.grp_size >= 8 ? 8 : 4;
+    if (lanes == 4 || m2l_group_smem_bytes<T, 8, false>(p) > G.smem_optin)
       m2l_grouped_lanes<4>(M, Lx, hl);
     else
       m2l_grouped_lanes<8>(M, Lx, hl);
@@ -459,74 +481,72 @@ struct Eval {
       p2p_launch<kC, kD, false>(q, d, pot, grad, s);
   }
 
+  // Device pointers of one evaluate: the inputs in the user's order (device
+  // arrays, or the staging copies of host inputs), the workspace, the outputs
+  // in the user's order (device arrays or staging buffers).
   template <class SS>
-  void run(const LaplaceEvalArgs& a) {
-    const auto w0 = std::chrono::steady_clock::now();
-    const bool has_q = a.charges != nullptr, has_d = a.dipoles != nullptr;
-    const bool want_pot = a.pot != nullptr, want_grad = a.grad != nullptr;
-    const int64_t ns = P.nsrc, nt = P.ntrg;
-    cudaEvent_t* ev = G.ev;
-    clear_last_error();
-    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[0], s0));
+  struct Ptrs {
+    const SS *uq = nullptr, *ud = nullptr;
+    SS *up = nullptr, *ug = nullptr;
+    T *q = nullptr, *d = nullptr, *np = nullptr, *ng = nullptr, *fp = nullptr, *fg = nullptr;
+    T *M = nullptr, *Lx = nullptr;
+    uint8_t* hl = nullptr;
+  };
 
-    // Inputs (user order) on the device.
-    const SS* uq = static_cast<const SS*>(a.charges);
-    const SS* ud = static_cast<const SS*>(a.dipoles);
-    if (!a.on_context) {
-      if (has_q && ns > 0) {
-        if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_q, uq, size_t(ns) * sizeof(SS), laplace_parallel_copy);
-        uq = static_cast<const SS*>(G.in_q);
-      }
-      if (has_d && ns > 0) {
-        if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_d, ud, size_t(3 * ns) * sizeof(SS), laplace_parallel_copy);
-        ud = static_cast<const SS*>(G.in_d);
-      }
-    }
+  // A stage-timing event. In a graph capture it becomes an event-record node
+  // (cudaEventRecordExternal), so the stage times of a replay are measured too.
+  void mark(int i, cudaStream_t s, bool capturing) {
+    if (capturing)
+      GPUFMM_CUDA_CHECK(cudaEventRecordWithFlags(G.ev[i], s, cudaEventRecordExternal));
+    else
+      GPUFMM_CUDA_CHECK(cudaEventRecord(G.ev[i], s));
+  }
+
+  // The device work of an evaluate, from the input check to the permutation
+  // of the results into the user's order: stream operations only (no host
+  // synchronisation, no allocation), so that it can be captured into a graph.
+  template <class SS>
+  void enqueue(const Ptrs<SS>& x, bool capturing) {
+    const int64_t ns = P.nsrc, nt = P.ntrg;
+    T *q = x.q, *d = x.d, *np = x.np, *ng = x.ng, *fp = x.fp, *fg = x.fg;
+    mark(0, s0, capturing);
     GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 2 * sizeof(unsigned long long), s0));
-    T* q = has_q ? ensure(G.q, size_t(ns), "laplace charges") : nullptr;
-    T* d = has_d ? ensure(G.d, size_t(3 * ns), "laplace dipoles") : nullptr;
     if (ns > 0) {
-      k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, has_q ? uq : nullptr,
-                                                                  has_d ? ud : nullptr, q, d, G.bad);
+      k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, x.uq, x.ud, q, d, G.bad);
       check_launch("laplace permute-in kernel");
     }
-    T* np = want_pot ? ensure(G.near_pot, size_t(nt), "laplace potentials") : nullptr;
-    T* ng = want_grad ? ensure(G.near_grad, size_t(3 * nt), "laplace gradients") : nullptr;
-    const bool far = L >= 2 && ns > 0 && nt > 0;
-    T* fp = far && want_pot ? ensure(G.far_pot, size_t(nt), "laplace potentials") : nullptr;
-    T* fg = far && want_grad ? ensure(G.far_grad, size_t(3 * nt), "laplace gradients") : nullptr;
-    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[1], s0));
+    mark(1, s0, capturing);
 
     // Near field: on s1 concurrently with the far field (overlap), else on s0
     // after it (so that the stage events time each stage alone).
     cudaStream_t sn = G.k.overlap ? G.s1 : s0;
     auto near = [&]() {
-    if (G.k.overlap) GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(G.s1, ev[1], 0));
-    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[6], sn));
-    if (ns > 0 && nt > 0) {
-      if (has_q && has_d)
-        p2p_g<true, true>(want_grad, q, d, np, ng, sn);
-      else if (has_q)
-        p2p_g<true, false>(want_grad, q, d, np, ng, sn);
-      else
-        p2p_g<false, true>(want_grad, q, d, np, ng, sn);
-    } else if (nt > 0) {
-      if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nt) * sizeof(T), sn));
-      if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(3 * nt) * sizeof(T), sn));
-    }
-    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[7], sn));
+      if (G.k.overlap) {
+        GPUFMM_CUDA_CHECK(cudaEventRecord(G.fork, s0));
+        GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(G.s1, G.fork, 0));
+      }
+      mark(6, sn, capturing);
+      if (ns > 0 && nt > 0) {
+        if (q && d)
+          p2p_g<true, true>(ng != nullptr, q, d, np, ng, sn);
+        else if (q)
+          p2p_g<true, false>(ng != nullptr, q, d, np, ng, sn);
+        else
+          p2p_g<false, true>(ng != nullptr, q, d, np, ng, sn);
+      } else if (nt > 0) {
+        if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nt) * sizeof(T), sn));
+        if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(3 * nt) * sizeof(T), sn));
+      }
+      mark(7, sn, capturing);
+      if (G.k.overlap) GPUFMM_CUDA_CHECK(cudaEventRecord(G.join, sn));
     };
     if (G.k.overlap) near();
 
     // Far field on s0.
-    if (far) {
-      T* M = ensure(G.M, size_t(S.nboxes * p2), "laplace multipoles");
-      T* Lx = ensure(G.L, size_t(R.nboxes * p2), "laplace locals");
-      if (G.has_local == nullptr)
-        G.has_local = static_cast<uint8_t*>(G.alloc(size_t(R.nboxes), "laplace has_local"));
-      uint8_t* hl = G.has_local;
+    if (x.M) {
+      T* M = x.M;
+      T* Lx = x.Lx;
+      uint8_t* hl = x.hl;
       // P2M
       {
         const int64_t b0 = S.level_offset[L], nb = S.level_offset[L + 1] - b0;
@@ -566,7 +586,7 @@ struct Eval {
         }
         check_launch("laplace P2M kernel");
       }
-      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[2], s0));
+      mark(2, s0, capturing);
       // M2M, levels L-1 .. 2
       for (int l = L - 1; l >= 2; --l) {
         const int64_t b0 = S.level_offset[l], nb = S.level_offset[l + 1] - b0;
@@ -578,7 +598,7 @@ struct Eval {
         else
           translate<kKindM2M, 1>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
       }
-      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[3], s0));
+      mark(3, s0, capturing);
       // Downward: L = 0, has_local = 0; then per level LevelDown3 (L2L),
       // LevelDown1 (type 1 / standard M2L), LevelDown2 (type 2).
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
@@ -603,7 +623,7 @@ struct Eval {
           m2l_level(tr.lists[tree::kM2L], l, M, Lx, hl);
         }
       }
-      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[4], s0));
+      mark(4, s0, capturing);
       // L2P
       {
         const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
@@ -624,31 +644,129 @@ struct Eval {
         check_launch("laplace L2P kernel");
       }
     } else {
-      for (int i = 2; i <= 4; ++i) GPUFMM_CUDA_CHECK(cudaEventRecord(ev[i], s0));
+      for (int i = 2; i <= 4; ++i) mark(i, s0, capturing);
     }
-    GPUFMM_CUDA_CHECK(cudaEventRecord(ev[5], s0));
+    mark(5, s0, capturing);
     if (G.k.overlap)
-      GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(s0, ev[7], 0));
+      GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(s0, G.join, 0));
     else
       near();
 
     // Outputs (user order).
-    SS* up = static_cast<SS*>(a.pot);
-    SS* ug = static_cast<SS*>(a.grad);
+    if (nt > 0) {
+      k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, R.perm, np, fp, ng, fg, x.up, x.ug, G.bad);
+      check_launch("laplace permute-out kernel");
+    }
+  }
+
+  // enqueue(x), as a graph where the arguments repeat (LaplaceGpuKernels::
+  // graph). The first evaluate with new arguments runs the kernels one by
+  // one (it also makes the lazy allocations of the workspace); the next one
+  // with the same arguments captures them into a graph and launches it;
+  // later ones launch the graph (one launch for every stage and level).
+  // With other arguments and a graph at hand, the captured graph updates the
+  // executable one in place (cudaGraphExecUpdate: same topology, new
+  // pointers) or replaces it.
+  template <class SS>
+  void launch(const Ptrs<SS>& x, const GraphKey& key) {
+    const bool replay = G.graph && G.graph_key == key;
+    const bool capture = !replay && G.k.graph && (G.graph || G.last_key == key);
+    G.last_key = key;
+    if (replay) {
+      GPUFMM_CUDA_CHECK(cudaGraphLaunch(G.graph, s0));
+      return;
+    }
+    if (!capture) {
+      enqueue(x, false);
+      return;
+    }
+    cudaGraph_t g = nullptr;
+    GPUFMM_CUDA_CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue(x, true);
+    } catch (...) {
+      if (cudaStreamEndCapture(s0, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
+      (void)cudaGetLastError();
+      throw;
+    }
+    GPUFMM_CUDA_CHECK(cudaStreamEndCapture(s0, &g));
+    struct GraphGuard {
+      cudaGraph_t g;
+      ~GraphGuard() { (void)cudaGraphDestroy(g); }
+    } guard{g};
+    if (G.graph) {
+      cudaGraphExecUpdateResultInfo info;
+      if (cudaGraphExecUpdate(G.graph, g, &info) != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cudaGraphExecDestroy(G.graph);
+        G.graph = nullptr;
+      }
+    }
+    if (G.graph == nullptr) GPUFMM_CUDA_CHECK(cudaGraphInstantiate(&G.graph, g, 0));
+    G.graph_key = key;
+    GPUFMM_CUDA_CHECK(cudaGraphLaunch(G.graph, s0));
+  }
+
+  template <class SS>
+  void run(const LaplaceEvalArgs& a) {
+    const auto w0 = std::chrono::steady_clock::now();
+    const bool has_q = a.charges != nullptr, has_d = a.dipoles != nullptr;
+    const bool want_pot = a.pot != nullptr, want_grad = a.grad != nullptr;
+    const int64_t ns = P.nsrc, nt = P.ntrg;
+    clear_last_error();
+
+    // Inputs (user order) on the device; workspace and output staging (all
+    // allocations before the device work, so that it can be a graph).
+    Ptrs<SS> x;
+    x.uq = has_q ? static_cast<const SS*>(a.charges) : nullptr;
+    x.ud = has_d ? static_cast<const SS*>(a.dipoles) : nullptr;
+    if (!a.on_context) {
+      if (has_q && ns > 0) {
+        if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
+        laplace_staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), laplace_parallel_copy);
+        x.uq = static_cast<const SS*>(G.in_q);
+      }
+      if (has_d && ns > 0) {
+        if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
+        laplace_staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), laplace_parallel_copy);
+        x.ud = static_cast<const SS*>(G.in_d);
+      }
+    }
+    x.q = has_q ? ensure(G.q, size_t(ns), "laplace charges") : nullptr;
+    x.d = has_d ? ensure(G.d, size_t(3 * ns), "laplace dipoles") : nullptr;
+    x.np = want_pot ? ensure(G.near_pot, size_t(nt), "laplace potentials") : nullptr;
+    x.ng = want_grad ? ensure(G.near_grad, size_t(3 * nt), "laplace gradients") : nullptr;
+    const bool far = L >= 2 && ns > 0 && nt > 0;
+    x.fp = far && want_pot ? ensure(G.far_pot, size_t(nt), "laplace potentials") : nullptr;
+    x.fg = far && want_grad ? ensure(G.far_grad, size_t(3 * nt), "laplace gradients") : nullptr;
+    if (far) {
+      x.M = ensure(G.M, size_t(S.nboxes * p2), "laplace multipoles");
+      x.Lx = ensure(G.L, size_t(R.nboxes * p2), "laplace locals");
+      if (G.has_local == nullptr)
+        G.has_local = static_cast<uint8_t*>(G.alloc(size_t(R.nboxes), "laplace has_local"));
+      x.hl = G.has_local;
+    }
+    x.up = static_cast<SS*>(a.pot);
+    x.ug = static_cast<SS*>(a.grad);
     if (!a.on_context) {
       if (want_pot) {
         if (G.out_pot == nullptr) G.out_pot = G.alloc(size_t(nt) * sizeof(SS), "laplace output staging");
-        up = static_cast<SS*>(G.out_pot);
+        x.up = static_cast<SS*>(G.out_pot);
       }
       if (want_grad) {
         if (G.out_grad == nullptr) G.out_grad = G.alloc(size_t(3 * nt) * sizeof(SS), "laplace output staging");
-        ug = static_cast<SS*>(G.out_grad);
+        x.ug = static_cast<SS*>(G.out_grad);
       }
     }
-    if (nt > 0) {
-      k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, R.perm, np, fp, ng, fg, up, ug, G.bad);
-      check_launch("laplace permute-out kernel");
-    }
+
+    GraphKey key;
+    key.q = x.uq;
+    key.d = x.ud;
+    key.pot = x.up;
+    key.grad = x.ug;
+    key.dtype = int(a.dtype);
+    launch(x, key);
+
     unsigned long long bad[2] = {kNoBad, kNoBad};
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, G.bad, sizeof bad, cudaMemcpyDeviceToHost, s0));
     GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
@@ -670,9 +788,10 @@ struct Eval {
            ")");
     }
     if (!a.on_context && nt > 0) {  // staged through pinned chunks (laplace_plan_gpu.cu)
-      if (want_pot) laplace_staged_download(P.ctx, a.pot, up, size_t(nt) * sizeof(SS), laplace_parallel_copy);
-      if (want_grad) laplace_staged_download(P.ctx, a.grad, ug, size_t(3 * nt) * sizeof(SS), laplace_parallel_copy);
+      if (want_pot) laplace_staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), laplace_parallel_copy);
+      if (want_grad) laplace_staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), laplace_parallel_copy);
     }
+    cudaEvent_t* ev = G.ev;
     LaplaceStageTimes& tm = P.last;
     tm = LaplaceStageTimes();
     tm.p2m = elapsed(ev[1], ev[2]);
@@ -697,12 +816,32 @@ void evaluate_typed(LaplacePlan& P, GpuData& G, const DevTables<T>& tab, const L
 // (modified stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L
 // list at l >= 2) keyed by (group of grp_size receivers of a level, class),
 // sorted, and cut into segments of one class.
+// Receivers per group when GPUFMM_LAPLACE_M2L_GROUP does not say: the
+// largest of 16, 8, 4, 2, 1 that gives at least 1.5 groups per SM (3/4 of
+// the block slots: two blocks of k_m2l_group per SM), since a block owns its
+// group's receivers and the groups are the launch's only parallelism.
+// Measured on the H100 (docs/laplace_gpu.md, "Group size"): N = 1e6 uniform
+// (294 groups of 16) and ellipsoid (237) keep 16; N = 1e5 uniform, L = 3,
+// 147 groups of 4: 2 is faster (M2L + L2L 3.7 ms with 16, 1.8 ms with 2);
+// N = 1e5 ellipsoid, 245 groups of 4: 4 is faster than 2.
+int m2l_group_size(const tree::PointSet& R, int L, int sms) {
+  const int64_t want = 3 * int64_t(sms) / 2;
+  int g = 16;
+  for (; g > 1; g /= 2) {
+    int64_t ngroups = 0;
+    for (int l = 0; l <= L; ++l) ngroups += (R.level_offset[l + 1] - R.level_offset[l] + g - 1) / g;
+    if (ngroups >= want) break;
+  }
+  return g;
+}
+
 void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   const tree::Tree& tr = *P.tree;
   const tree::PointSet& R = tr.receivers();
   const int L = P.l_max;
   if (L < 2 || R.nboxes == 0) return;
   require(L + 1 <= kGroupMaxLevels, GPUFMM_ERROR_INTERNAL, "laplace: tree too deep for grouped M2L");
+  if (G.grp_size <= 0) G.grp_size = m2l_group_size(R, L, G.sms);
   GroupLevels lv{};
   lv.nlev = L + 1;
   lv.gsize = G.grp_size;
@@ -815,6 +954,8 @@ void laplace_plan_setup(LaplacePlan& P) {
   G->smem_optin = static_cast<size_t>(optin);
   GPUFMM_CUDA_CHECK(cudaStreamCreateWithFlags(&G->s1, cudaStreamNonBlocking));
   for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
+  GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
+  GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->join, cudaEventDisableTiming));
   // Strategies: the defaults of LaplaceGpuKernels, overridden by
   // GPUFMM_LAPLACE_KERNELS; L2L has its own key ("l2l=tpb|bpb").
   const char* kenv = std::getenv("GPUFMM_LAPLACE_KERNELS");

@@ -40,6 +40,10 @@ namespace fmm {
 //   p2p  : 0 bpb  block per target leaf, source tiles in shared memory
 //          1 tpt  thread per target, sources read from global memory
 //   overlap: 1 near field on a second stream (default), 0 serialised
+//   graph: 1 the device work of an evaluate captured once into a CUDA graph
+//          and replayed by later evaluates with the same arguments (one
+//          launch instead of one per stage and level; the default), 0 every
+//          kernel launched one by one
 //   work : smem  the 2 p^2 work vectors of every RCR translation in shared
 //                memory (when they fit), global: in a global scratch slab
 struct LaplaceGpuKernels {
@@ -47,6 +51,7 @@ struct LaplaceGpuKernels {
   int p2m = 2, m2m = 2, m2l = 3, l2p = 1, p2p = 0;
   int p2m_warps = 0;  // p2m=bpb: warps per leaf (0: automatic)
   int overlap = 1;
+  int graph = 1;
   int work_smem = 1;  // translation work vectors in shared memory (1) or global scratch (0)
 };
 
@@ -93,6 +98,7 @@ inline bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
     else if (key == "l2p") pick3(k.l2p, "tpb", "tpt", "bpb");
     else if (key == "p2p") pick(k.p2p, "bpb", "tpt");
     else if (key == "overlap") pick(k.overlap, "off", "on");
+    else if (key == "graph") pick(k.graph, "off", "on");
     else if (key == "work") pick(k.work_smem, "global", "smem");
     else ok = false;
   }
@@ -108,6 +114,7 @@ inline std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   s += k.l2p == 2 ? ",l2p=bpb" : k.l2p ? ",l2p=tpt" : ",l2p=tpb";
   s += k.p2p ? ",p2p=tpt" : ",p2p=bpb";
   s += k.overlap ? ",overlap=on" : ",overlap=off";
+  s += k.graph ? ",graph=on" : ",graph=off";
   s += k.work_smem ? ",work=smem" : ",work=global";
   return s;
 }
