@@ -94,6 +94,8 @@ struct GpuData {
   double* sxyz = nullptr;
   const double* txyz = nullptr;
   int32_t* leaf_of = nullptr;
+  uint64_t* p2p_units = nullptr;  // k_p2p_bpb work units (build_p2p_units)
+  int64_t p2p_nunits = 0;
   unsigned long long* bad = nullptr;  // [2]
   // workspace (allocated on first use, in the plan's precision)
   void* M = nullptr;
@@ -460,15 +462,16 @@ struct Eval {
   template <bool kC, bool kD, bool kG>
   void p2p_launch(const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
     const tree::List& nb = tr.lists[tree::kNeighbors];
-    const int64_t b0 = R.level_offset[L], nbx = R.level_offset[L + 1] - b0;
+    const int64_t b0 = R.level_offset[L];
     const double* txyz = G.txyz;
     if (G.k.p2p) {
       k_p2p_tpt<T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
           P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
     } else {
-      const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nbx, 1 << 30)));
-      k_p2p_bpb<T, kC, kD, kG><<<blocks, kP2PBlock, 0, s>>>(b0, nbx, dev_set(R), dev_set(S), dev_list(nb),
-                                                             G.sxyz, txyz, q, d, pot, grad);
+      const unsigned blocks =
+          static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
+      k_p2p_bpb<T, kC, kD, kG><<<blocks, kP2PBlock, 0, s>>>(b0, G.p2p_nunits, G.p2p_units, dev_set(R), dev_set(S),
+                                                             dev_list(nb), G.sxyz, txyz, q, d, pot, grad);
     }
     check_launch("laplace P2P kernel");
   }
@@ -816,6 +819,54 @@ void evaluate_typed(LaplacePlan& P, GpuData& G, const DevTables<T>& tab, const L
 // (modified stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L
 // list at l >= 2) keyed by (group of grp_size receivers of a level, class),
 // sorted, and cut into segments of one class.
+// Work units of the BpB P2P (k_p2p_unit_count / _fill): one per pass of
+// kP2PPass targets of a target leaf, sorted by modelled cost (targets of the
+// pass x near sources of the leaf), the most expensive first (stable: ties in
+// leaf order). A block per leaf made the crowded leaves of non-uniform data
+// the tail of the launch (H100, N = 1e6 ellipsoid, L = 6: the SMs were busy
+// 43 % of the P2P kernel's 26.8 ms under Nsight Compute, against 89 % of
+// 12.3 ms for uniform data with the same instruction count).
+void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+  const tree::PointSet& R = P.tree->receivers();
+  const tree::PointSet& S = P.tree->src;
+  const int L = P.l_max;
+  const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
+  if (nb <= 0) return;
+  std::vector<std::unique_ptr<StreamBuffer>> tmp;
+  auto talloc = [&](size_t b) {
+    tmp.push_back(std::make_unique<StreamBuffer>(*G.ctx, std::max<size_t>(b, 16), "laplace P2P unit set-up"));
+    return tmp.back()->get();
+  };
+  int32_t* cnt = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
+  int32_t* first = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
+  int64_t* near = static_cast<int64_t*>(talloc(sizeof(int64_t) * nb));
+  k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
+                                                          dev_list(P.tree->lists[tree::kNeighbors]), cnt, near);
+  check_launch("laplace P2P unit count kernel");
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nb, 0, sizeof(int32_t), s0));
+  size_t b_scan = 0;
+  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b_scan, cnt, first, nb + 1, s0));
+  void* scan_tmp = talloc(b_scan);
+  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_tmp, b_scan, cnt, first, nb + 1, s0));
+  int32_t nu = 0;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&nu, first + nb, sizeof nu, cudaMemcpyDeviceToHost, s0));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  if (nu <= 0) return;
+  uint64_t* key = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
+  uint64_t* key_s = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
+  uint64_t* unit = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
+  G.p2p_units = static_cast<uint64_t*>(G.alloc(sizeof(uint64_t) * nu, "laplace P2P units"));
+  k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
+  check_launch("laplace P2P unit fill kernel");
+  size_t b_sort = 0;
+  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b_sort, key, key_s, unit, G.p2p_units, int64_t(nu), 0,
+                                                    64, s0));
+  void* sort_tmp = talloc(b_sort);
+  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_tmp, b_sort, key, key_s, unit, G.p2p_units, int64_t(nu), 0,
+                                                    64, s0));
+  G.p2p_nunits = nu;
+}
+
 // Receivers per group when GPUFMM_LAPLACE_M2L_GROUP does not say: the
 // largest of 16, 8, 4, 2, 1 that gives at least 1.5 groups per SM (3/4 of
 // the block slots: two blocks of k_m2l_group per SM), since a block owns its
@@ -1018,6 +1069,7 @@ void laplace_plan_setup(LaplacePlan& P) {
     k_leaf_of<<<blocks_for(*G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), G->leaf_of);
     check_launch("laplace leaf map kernel");
   }
+  if (P.ntrg > 0 && P.nsrc > 0 && R.nboxes > 0) build_p2p_units(*G, P, s0);
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
   P.gpu = G;
 }

@@ -714,26 +714,66 @@ __device__ __forceinline__ void p2p_tile(int m, const T* sx, const T* sy, const 
   }
 }
 
-// BpB (papers/000 sec. 4.2): one block per target leaf. The block's near
-// sources (the NEIGHBORS row, concatenated) are swept in tiles of kP2PBlock
-// records in shared memory, coordinates relative to the target leaf's centre
-// (double -> T); each thread owns up to two targets, t and t + kP2PBlock, of
-// a pass of 2 kP2PBlock targets (two only when the pass has more than
+// Work units of k_p2p_bpb: one per pass of 2 kP2PBlock targets of a target
+// leaf, (leaf - b0) << 32 | pass, the most expensive first. Counting kernel:
+// units[t] = passes of leaf b0 + t, cost[t] = its near sources (the NEIGHBORS
+// row's sources).
+constexpr int kP2PPass = 2 * kP2PBlock;
+__global__ void k_p2p_unit_count(int64_t b0, int64_t nb, DevSet R, DevSet S, DevList nbl, int32_t* __restrict__ units,
+                                 int64_t* __restrict__ near) {
+  for (int64_t t = gtid(); t < nb; t += gstride()) {
+    const int64_t b = b0 + t;
+    int64_t n = 0;
+    for (int64_t e = nbl.offsets[b]; e < nbl.offsets[b + 1]; ++e) {
+      const int32_t s = nbl.index[e];
+      n += S.point_end[s] - S.point_begin[s];
+    }
+    near[t] = n;
+    units[t] = (R.point_end[b] - R.point_begin[b] + kP2PPass - 1) / kP2PPass;
+  }
+}
+
+// Fills the units of every leaf (first[t]: exclusive scan of the counts) and
+// their sort keys: ~(targets of the pass x near sources), so that an
+// ascending sort puts the most expensive first.
+__global__ void k_p2p_unit_fill(int64_t b0, int64_t nb, DevSet R, const int32_t* __restrict__ first,
+                                const int64_t* __restrict__ near, uint64_t* __restrict__ key,
+                                uint64_t* __restrict__ unit) {
+  for (int64_t t = gtid(); t < nb; t += gstride()) {
+    const int64_t b = b0 + t;
+    const int32_t nt = R.point_end[b] - R.point_begin[b];
+    for (int32_t k = 0; k * kP2PPass < nt; ++k) {
+      const int32_t m = nt - k * kP2PPass < kP2PPass ? nt - k * kP2PPass : kP2PPass;
+      key[first[t] + k] = ~(uint64_t(m) * uint64_t(near[t]));
+      unit[first[t] + k] = (uint64_t(t) << 32) | uint64_t(k);
+    }
+  }
+}
+
+// BpB (papers/000 sec. 4.2): one block per work unit, a pass of up to
+// 2 kP2PBlock targets of a target leaf (units: k_p2p_unit_fill, the most
+// expensive first, so that the crowded leaves of non-uniform data do not
+// run last). The leaf's near sources (the NEIGHBORS row, concatenated) are
+// swept in tiles of kP2PBlock records in shared memory, coordinates relative
+// to the target leaf's centre (double -> T); each thread owns up to two
+// targets, t and t + kP2PBlock (two only when the pass has more than
 // kP2PBlock: one tile load and one shared-memory read serve both, and the
-// two sums are independent chains); further passes for larger leaves. Pair
-// math: laplace_p2p_accumulate.
+// two sums are independent chains). Pair math: laplace_p2p_accumulate.
 template <class T, bool kC, bool kD, bool kG>
 __global__ void __launch_bounds__(kP2PBlock)
-    k_p2p_bpb(int64_t b0, int64_t nb, DevSet R, DevSet S, DevList nbl, const double* __restrict__ sxyz,
-              const double* __restrict__ txyz, const T* __restrict__ q, const T* __restrict__ d,
-              T* __restrict__ pot, T* __restrict__ grad) {
+    k_p2p_bpb(int64_t b0, int64_t nunits, const uint64_t* __restrict__ units, DevSet R, DevSet S, DevList nbl,
+              const double* __restrict__ sxyz, const double* __restrict__ txyz, const T* __restrict__ q,
+              const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad) {
   constexpr int B = kP2PBlock;
   __shared__ T sx[B], sy[B], sz[B], sq[kC ? B : 1], sdx[kD ? B : 1], sdy[kD ? B : 1], sdz[kD ? B : 1];
   __shared__ int32_t pre[kMaxNeighbors + 1], sbeg[kMaxNeighbors];
   __shared__ int ne_s;
-  for (int64_t t = blockIdx.x; t < nb; t += gridDim.x) {
-    const int64_t b = b0 + t;
+  for (int64_t u = blockIdx.x; u < nunits; u += gridDim.x) {
+    const uint64_t w = units[u];
+    const int64_t b = b0 + int64_t(w >> 32);
+    const int32_t pass = int32_t(w & 0xffffffffu);
     const double c[3] = {R.center[3 * b], R.center[3 * b + 1], R.center[3 * b + 2]};
+    __syncthreads();  // every thread is done with the previous unit's pre / ne_s
     if (threadIdx.x == 0) {
       const int64_t e0 = nbl.offsets[b];
       int ne = static_cast<int>(nbl.offsets[b + 1] - e0);
@@ -749,8 +789,9 @@ __global__ void __launch_bounds__(kP2PBlock)
     __syncthreads();
     const int ne = ne_s;
     const int n = pre[ne];
-    const int32_t tb = R.point_begin[b], te = R.point_end[b];
-    for (int32_t t0 = tb; t0 < te; t0 += 2 * B) {
+    const int32_t te = R.point_end[b];
+    const int32_t t0 = R.point_begin[b] + pass * kP2PPass;
+    {
       const bool two = te - t0 > B;  // the same for the whole block
       int32_t i[2];
       bool active[2];
@@ -802,7 +843,6 @@ __global__ void __launch_bounds__(kP2PBlock)
           }
         }
     }
-    __syncthreads();
   }
 }
 
