@@ -122,34 +122,42 @@ inline std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
 // Cost-model constants of the CUDA driver (papers/000 eqs. 26-32 with the
 // GPU's own per-operation costs, so the optimal cluster size differs from the
 // CPU's; docs/laplace_gpu.md). Whole-device seconds, not per core.
-// GPUFMM_LAPLACE_GPU_COST="c_pair,c_rcr3,c_rcr2,c_point" overrides them.
+// GPUFMM_LAPLACE_GPU_COST="c_pair,c_rcr3,c_rcr2,c_point[,c_rcr0]" overrides them.
 inline LaplaceCostConstants laplace_cost_constants_gpu(bool single_precision) {
-  // Measured on an H100 (N = 1e6 uniform, eps 1e-6, with the block-per-box
-  // translations, docs/laplace_gpu.md): P2P 10 ms for 5.8e9 pairs (double);
-  // M2L+L2L at L = 4, p = 22 in 15.6 ms (double), p = 16 in 8.4 ms (float).
-  // Kept with the grouped M2L (8.4 / 4.2 ms at p = 22 / 16): scaled to it,
-  // the model went one level deeper at eps 1e-3 (p = 8), where the grouped
-  // kernel gains nothing, and lost there (N = 1e6: 18.9 ms at L = 5 against
-  // 11.7 ms at L = 4); c_point only shifts every depth's cost equally.
+  // Fitted on an H100 (2026-11-24, docs/laplace_gpu.md "GPU-optimal depth"),
+  // uniform points, potential + gradient, default kernels:
+  //  - c_pair: P2P seconds / pairs at N = 1e6 (L = 4) and 1e7 (L = 5);
+  //  - c_rcr3, c_rcr0: (M2M + M2L + L2L) seconds per translation against
+  //    the mean p'^3 of the translations at N = 1e7: double p = 8 (L = 6)
+  //    and 38 (L = 5; p = 22 within 10 %), float p = 8 and 16 (L = 5). The
+  //    grouped M2L's cost is mostly latency between its RCR steps: a
+  //    translation costs ~2.6 ns whatever p, plus ~2.1 ps (double) / 0.9 ps
+  //    (float) per p'^3. Trees of a few hundred boxes run their translations
+  //    2-3x slower than this (too few groups to fill the GPU);
+  //  - c_point: (P2M + L2P) seconds per p^2 per point at N = 1e6.
   LaplaceCostConstants c;
   if (single_precision) {
-    c.c_pair = 1.0e-12;
-    c.c_rcr3 = 7.1e-12;
+    c.c_pair = 7.0e-13;
+    c.c_rcr3 = 8.9e-13;
     c.c_rcr2 = 0.0;
-    c.c_point = 2.7e-14;
+    c.c_rcr0 = 2.6e-9;
+    c.c_point = 1.8e-15;
   } else {
-    c.c_pair = 1.8e-12;
-    c.c_rcr3 = 5.6e-12;
+    c.c_pair = 1.45e-12;
+    c.c_rcr3 = 2.1e-12;
     c.c_rcr2 = 0.0;
-    c.c_point = 4.4e-14;
+    c.c_rcr0 = 2.6e-9;
+    c.c_point = 2.6e-15;
   }
   if (const char* e = std::getenv("GPUFMM_LAPLACE_GPU_COST")) {
-    double v[4];
-    if (std::sscanf(e, "%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3]) == 4) {
+    double v[5];
+    const int got = std::sscanf(e, "%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4]);
+    if (got >= 4) {
       c.c_pair = v[0];
       c.c_rcr3 = v[1];
       c.c_rcr2 = v[2];
       c.c_point = v[3];
+      c.c_rcr0 = got == 5 ? v[4] : 0.0;
     }
   }
   return c;

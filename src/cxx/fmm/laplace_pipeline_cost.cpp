@@ -9,7 +9,7 @@
 //               the truncation number p' of each class) of t_rcr(p')
 //             + (M2M + L2L translations) t_rcr(p)
 //   cost(l)   = c_pair pairs(l) + far(l) + c_point p^2 (nsrc + ntrg)  [l >= 2]
-// with t_rcr(p) = c_rcr3 p^3 + c_rcr2 p^2 and the per-core constants of
+// with t_rcr(p) = c_rcr3 p^3 + c_rcr2 p^2 + c_rcr0 and the per-core constants of
 // laplace_cost_constants_cpu (measured, see docs/laplace_fmm.md). far(l) only
 // grows with l, so the scan stops at the first depth whose far part alone
 // exceeds the best total so far. Everything here is exact counting; the only
@@ -336,7 +336,7 @@ LaplaceDepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, con
   if (ns == 0 || nt == 0) return out;
   const int p = tab.p;
   const double f = p > kBatchedM2LMaxP ? c.scalar_factor : 1.0;
-  auto t_rcr = [&](int q) { return f * (c.c_rcr3 * q * q * q + c.c_rcr2 * q * q); };
+  auto t_rcr = [&](int q) { return f * (c.c_rcr3 * q * q * q + c.c_rcr2 * q * q + c.c_rcr0); };
   std::vector<double> w_op(kNumOps);
   for (int op = 0; op < kNumOps; ++op) w_op[op] = tab.op_p[op] > 0 ? t_rcr(tab.op_p[op]) : 0.0;
   const double point_cost = c.c_point * p * p * double(ns + nt);

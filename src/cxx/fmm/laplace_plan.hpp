@@ -194,7 +194,7 @@ void laplace_tables_cache_clear();
 // Modelled seconds of one evaluate (papers/000 eqs. 26-29 with measured
 // box / pair counts instead of the uniform estimate): see docs/laplace_fmm.md.
 //   cost = c_pair * (near-field pairs)
-//        + c_rcr3 * sum over translations of p_op^3 (+ c_rcr2 * p_op^2)
+//        + sum over translations of (c_rcr3 p_op^3 + c_rcr2 p_op^2 + c_rcr0)
 //        + c_point * p^2 * (nsrc + ntrg)        (P2M + L2P, when l_max >= 2)
 struct LaplaceCostConstants {
   double c_pair = 0;   // seconds per source-target pair (charges, potential + gradient)
@@ -202,6 +202,7 @@ struct LaplaceCostConstants {
   double c_rcr2 = 0;   // seconds per p^2 of one RCR translation
   double c_point = 0;  // seconds per p^2 per point (P2M, L2P with gradient)
   double scalar_factor = 1;  // CPU: translation cost factor when p > kBatchedM2LMaxP
+  double c_rcr0 = 0;   // seconds per RCR translation whatever p (GPU: the steps' latency)
 };
 
 // The CPU pipeline batches M2L translations of one class over SIMD lanes
