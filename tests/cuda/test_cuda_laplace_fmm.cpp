@@ -367,6 +367,39 @@ TEST_F(CudaLaplaceFmm, GroupedM2LMatchesCpu) {
     }
 }
 
+// P2P work units: leaves of many passes of 256 targets (l_max 0 .. 2 on 20000
+// points: 20000 .. 312 targets per leaf) and crowded next to nearly empty
+// leaves (ellipsoid at l_max 4), sources == targets and distinct, against
+// the CPU pipeline; the thread-per-target P2P agrees too.
+TEST_F(CudaLaplaceFmm, P2PWorkUnitsMatchCpu) {
+  const int64_t n = 20000;
+  const auto q = randu(91, n, -1, 1);
+  struct Case {
+    Dist dist;
+    int l_max;
+  };
+  for (const Case c : {Case{Dist::Uniform, 0}, Case{Dist::Uniform, 1}, Case{Dist::Uniform, 2},
+                       Case{Dist::Ellipsoid, 4}}) {
+    const auto src = gpufmm_test::make_points(c.dist, n, 92);
+    const auto trg = gpufmm_test::make_points(c.dist, n / 3, 93);
+    for (int same : {1, 0}) {
+      SCOPED_TRACE(std::string(gpufmm_test::dist_name(c.dist)) + " l_max " + std::to_string(c.l_max) + " same " +
+                   std::to_string(same));
+      const auto o = options(1e-6, GPUFMM_FLOAT64, 0, c.l_max);
+      Result g, t, cp;
+      fmm(cpu, o, src, same ? nullptr : &trg, q.data(), nullptr, cp);
+      fmm(gpu, o, src, same ? nullptr : &trg, q.data(), nullptr, g);
+      setenv("GPUFMM_LAPLACE_KERNELS", "p2p=tpt", 1);
+      fmm(gpu, o, src, same ? nullptr : &trg, q.data(), nullptr, t);
+      unsetenv("GPUFMM_LAPLACE_KERNELS");
+      EXPECT_LE(rel_l2(g.pot, cp.pot), 1e-12);
+      EXPECT_LE(rel_l2(g.grad, cp.grad), 1e-12);
+      EXPECT_LE(rel_l2(t.pot, g.pot), 1e-12);
+      EXPECT_LE(rel_l2(t.grad, g.grad), 1e-12);
+    }
+  }
+}
+
 // Degenerate sizes: one source, shallow trees, dipoles only, potential only.
 TEST_F(CudaLaplaceFmm, SmallAndShallow) {
   for (int64_t n : {1, 2, 50, 700}) {
