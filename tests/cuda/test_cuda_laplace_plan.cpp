@@ -254,4 +254,45 @@ TEST_F(CudaLaplacePlan, ForcedDepthsStencilsAndSmallInputs) {
   }
 }
 
+// The CUDA graph of an evaluate is keyed on the kernel strategies too: a
+// strategy changed between evaluates (laplace_gpu_kernels) is captured anew,
+// not replayed from the old graph. The receiver-major M2L (m2l=bpb) adds the
+// classes in another order than the grouped one, so their bits differ.
+TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
+  Context& G = *checked_context(gpu);
+  const Points pts = make(Dist::Plummer, 30000, -1, 980);
+  std::vector<double> q(size_t(pts.ns()));
+  std::mt19937_64 g(981);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& v : q) v = u(g);
+  fmm::LaplaceOptions o;
+  o.eps = 1e-6;
+  o.l_max = 4;
+  auto evaluate = [&](fmm::LaplacePlan& plan, std::vector<double>& pot) {
+    pot.assign(size_t(pts.nt()), 0.0);
+    fmm::LaplaceEvalArgs a;
+    a.dtype = GPUFMM_FLOAT64;
+    a.charges = q.data();
+    a.pot = pot.data();
+    fmm::laplace_evaluate(plan, a);
+  };
+  auto plan = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
+  ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).m2l, 3);
+  ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).graph, 1);
+  std::vector<double> grp[3], bpb[3], fresh;
+  for (auto& r : grp) evaluate(*plan, r);  // direct, capture, replay
+  fmm::cuda::laplace_gpu_kernels(*plan).m2l = 2;
+  for (auto& r : bpb) evaluate(*plan, r);  // new key: captured anew, then replayed
+  setenv("GPUFMM_LAPLACE_KERNELS", "m2l=bpb", 1);
+  auto plan_bpb = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
+  unsetenv("GPUFMM_LAPLACE_KERNELS");
+  evaluate(*plan_bpb, fresh);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(grp[k], grp[0]) << k;
+    EXPECT_EQ(bpb[k], fresh) << k;
+  }
+  EXPECT_NE(grp[0], fresh);
+  EXPECT_LE(rel_l2(grp[0], fresh), 1e-12);
+}
+
 }  // namespace

@@ -50,14 +50,16 @@ constexpr size_t kScratchBudget = size_t(512) << 20;  // per-thread work slots, 
 
 // What makes the device work of two evaluates the same graph: the user's
 // device pointers (or the staging buffers of the host API), what is given and
-// wanted, and the user's precision. Everything else (workspace, tables, tree)
-// belongs to the plan and does not change between evaluates.
+// wanted, the user's precision and the kernel strategies (laplace_gpu_kernels
+// may change them between evaluates). Everything else (workspace, tables,
+// tree) belongs to the plan and does not change between evaluates.
 struct GraphKey {
   const void *q = nullptr, *d = nullptr;
   void *pot = nullptr, *grad = nullptr;
   int dtype = -1;
+  LaplaceGpuKernels k;
   bool operator==(const GraphKey& o) const {
-    return q == o.q && d == o.d && pot == o.pot && grad == o.grad && dtype == o.dtype;
+    return q == o.q && d == o.d && pot == o.pot && grad == o.grad && dtype == o.dtype && k == o.k;
   }
 };
 
@@ -768,6 +770,7 @@ struct Eval {
     key.pot = x.up;
     key.grad = x.ug;
     key.dtype = int(a.dtype);
+    key.k = G.k;
     launch(x, key);
 
     unsigned long long bad[2] = {kNoBad, kNoBad};

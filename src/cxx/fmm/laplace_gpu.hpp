@@ -53,6 +53,10 @@ struct LaplaceGpuKernels {
   int overlap = 1;
   int graph = 1;
   int work_smem = 1;  // translation work vectors in shared memory (1) or global scratch (0)
+  bool operator==(const LaplaceGpuKernels& o) const {
+    return p2m == o.p2m && m2m == o.m2m && m2l == o.m2l && l2p == o.l2p && p2p == o.p2p &&
+           p2m_warps == o.p2m_warps && overlap == o.overlap && graph == o.graph && work_smem == o.work_smem;
+  }
 };
 
 // Parses "p2p=bpb,m2l=tpb,..." into k (unknown keys or values are ignored,
