@@ -822,6 +822,18 @@ void evaluate_typed(LaplacePlan& P, GpuData& G, const DevTables<T>& tab, const L
 // (modified stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L
 // list at l >= 2) keyed by (group of grp_size receivers of a level, class),
 // sorted, and cut into segments of one class.
+// Temporaries of a plan set-up step: stream-ordered buffers, freed (stream-
+// ordered, no device-wide synchronisation) when the step returns.
+struct SetupTemps {
+  Context& ctx;
+  const char* what;
+  std::vector<std::unique_ptr<StreamBuffer>> bufs;
+  void* get(size_t bytes) {
+    bufs.push_back(std::make_unique<StreamBuffer>(ctx, std::max<size_t>(bytes, 16), what));
+    return bufs.back()->get();
+  }
+};
+
 // Work units of the BpB P2P (k_p2p_unit_count / _fill): one per pass of
 // kP2PPass targets of a target leaf, sorted by modelled cost (targets of the
 // pass x near sources of the leaf), the most expensive first (stable: ties in
@@ -835,11 +847,8 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   const int L = P.l_max;
   const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
   if (nb <= 0) return;
-  std::vector<std::unique_ptr<StreamBuffer>> tmp;
-  auto talloc = [&](size_t b) {
-    tmp.push_back(std::make_unique<StreamBuffer>(*G.ctx, std::max<size_t>(b, 16), "laplace P2P unit set-up"));
-    return tmp.back()->get();
-  };
+  SetupTemps tmp{*G.ctx, "laplace P2P unit set-up"};
+  auto talloc = [&tmp](size_t b) { return tmp.get(b); };
   int32_t* cnt = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
   int32_t* first = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
   int64_t* near = static_cast<int64_t*>(talloc(sizeof(int64_t) * nb));
@@ -944,12 +953,8 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   }
   // Temporaries: keys, values (in and sorted), unique keys, counts, CUB storage.
   const size_t n = static_cast<size_t>(nent);
-  // Stream-ordered (no device-wide synchronisation when freed).
-  std::vector<std::unique_ptr<StreamBuffer>> tmp;
-  auto talloc = [&](size_t b) {
-    tmp.push_back(std::make_unique<StreamBuffer>(*G.ctx, std::max<size_t>(b, 16), "laplace M2L group set-up"));
-    return tmp.back()->get();
-  };
+  SetupTemps tmp{*G.ctx, "laplace M2L group set-up"};
+  auto talloc = [&tmp](size_t b) { return tmp.get(b); };
   uint32_t* key = static_cast<uint32_t*>(talloc(n * 4));
   uint32_t* key_s = static_cast<uint32_t*>(talloc(n * 4));
   uint64_t* val = static_cast<uint64_t*>(talloc(n * 8));
