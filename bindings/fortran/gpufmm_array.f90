@@ -1,9 +1,10 @@
 ! ============================================================================
 ! GENERATED FILE - DO NOT EDIT BY HAND.
-! Written by tools/gen_fortran_arrays.py; to change it, edit the script and run
-!     python3 tools/gen_fortran_arrays.py
-! from the repository root, then commit both files. (CI does not run Python:
-! this file is checked in.)
+! Made from bindings/fortran/gpufmm_array.fypp by tools/gen-fortran; edit the template, run
+!     tools/gen-fortran
+! from the repository root and commit both (building does not need fypp:
+! this file is checked in; the CTest fortran_generated_up_to_date fails when
+! it is stale).
 ! ============================================================================
 
 !> gpufmm_array_mod - device arrays for Fortran (see docs/fortran.md).
@@ -73,7 +74,6 @@ module gpufmm_array_mod
   integer, parameter :: OP_UPLOAD = 1, OP_DOWNLOAD = 2, OP_UPLOAD_ASYNC = 3, &
        OP_DOWNLOAD_ASYNC = 4, OP_FILL = 5, OP_SUM = 6, OP_MIN = 7, OP_MAX = 8, &
        OP_NRM2 = 9, OP_SCAL = 10, OP_AXPY = 11, OP_DOT = 12
-
 
   ! ------------------------------------------------------------------ generic interfaces
 
@@ -207,7 +207,6 @@ module gpufmm_array_mod
      module procedure max_r8
   end interface gpufmm_array_max
 
-
   ! ------------------------------------------------------------------ raw C interfaces (private)
   interface
      function c_array_create(ctx, dtype, rank, dims, a) bind(c, name='gpufmm_array_create') result(s)
@@ -302,6 +301,7 @@ module gpufmm_array_mod
        type(c_ptr), value :: alpha, a, b, beta, c
        integer(c_int) :: s
      end function c_array_gemm
+     ! Entry points with the same C signature: one bind(c) interface each.
      function c_array_upload(a, host, count) bind(c, name='gpufmm_array_upload') result(s)
        import :: c_int, c_int64_t, c_ptr
        type(c_ptr), value :: a, host
@@ -354,7 +354,6 @@ module gpufmm_array_mod
   end interface
 
 contains
-
 
   ! ================================================================== common routines
 
@@ -731,7 +730,6 @@ contains
 
   ! ================================================================== generated specifics
 
-
   subroutine create_i4(ctx, dtype, dims, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer, intent(in) :: dtype
@@ -741,7 +739,6 @@ contains
     call do_create(ctx, dtype, int(dims, c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create')
   end subroutine create_i4
-
 
   subroutine wrap_i4(ctx, dtype, dims, data, a, status)
     type(gpufmm_context), intent(in) :: ctx
@@ -753,7 +750,6 @@ contains
     call do_create(ctx, dtype, int(dims, c_int64_t), .true., data, a, status, 'gpufmm_array_wrap')
   end subroutine wrap_i4
 
-
   subroutine copy_range_i4(src, src_offset, dst, dst_offset, count, status)
     type(gpufmm_array), intent(in) :: src, dst
     integer(int32), intent(in) :: src_offset, dst_offset, count
@@ -761,7 +757,6 @@ contains
     call do_copy_range(src, int(src_offset, int64), dst, int(dst_offset, int64), &
          int(count, int64), status)
   end subroutine copy_range_i4
-
 
   subroutine create_i8(ctx, dtype, dims, a, status)
     type(gpufmm_context), intent(in) :: ctx
@@ -773,7 +768,6 @@ contains
          'gpufmm_array_create')
   end subroutine create_i8
 
-
   subroutine wrap_i8(ctx, dtype, dims, data, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer, intent(in) :: dtype
@@ -784,7 +778,6 @@ contains
     call do_create(ctx, dtype, int(dims, c_int64_t), .true., data, a, status, 'gpufmm_array_wrap')
   end subroutine wrap_i8
 
-
   subroutine copy_range_i8(src, src_offset, dst, dst_offset, count, status)
     type(gpufmm_array), intent(in) :: src, dst
     integer(int64), intent(in) :: src_offset, dst_offset, count
@@ -792,7 +785,6 @@ contains
     call do_copy_range(src, int(src_offset, int64), dst, int(dst_offset, int64), &
          int(count, int64), status)
   end subroutine copy_range_i8
-
 
   subroutine create_like_i4_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
@@ -802,7 +794,6 @@ contains
     call do_create(ctx, GPUFMM_INT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i4_1
-
 
   subroutine upload_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -816,7 +807,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_i4_1
 
-
   subroutine download_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), contiguous, target, intent(inout) :: host(:)
@@ -828,7 +818,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_i4_1
-
 
   subroutine upload_async_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -846,7 +835,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_async_i4_1
 
-
   subroutine download_async_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: host(:)
@@ -863,7 +851,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_async_i4_1
 
-
   subroutine create_like_i4_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int32), intent(in) :: host(:,:)
@@ -872,7 +859,6 @@ contains
     call do_create(ctx, GPUFMM_INT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i4_2
-
 
   subroutine upload_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -886,7 +872,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_i4_2
 
-
   subroutine download_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), contiguous, target, intent(inout) :: host(:,:)
@@ -898,7 +883,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_i4_2
-
 
   subroutine upload_async_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -916,7 +900,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_async_i4_2
 
-
   subroutine download_async_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: host(:,:)
@@ -933,7 +916,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_async_i4_2
 
-
   subroutine create_like_i4_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int32), intent(in) :: host(:,:,:)
@@ -942,7 +924,6 @@ contains
     call do_create(ctx, GPUFMM_INT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i4_3
-
 
   subroutine upload_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -956,7 +937,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_i4_3
 
-
   subroutine download_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), contiguous, target, intent(inout) :: host(:,:,:)
@@ -968,7 +948,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_i4_3
-
 
   subroutine upload_async_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -986,7 +965,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_async_i4_3
 
-
   subroutine download_async_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: host(:,:,:)
@@ -1003,7 +981,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_async_i4_3
 
-
   subroutine create_like_i8_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int64), intent(in) :: host(:)
@@ -1012,7 +989,6 @@ contains
     call do_create(ctx, GPUFMM_INT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i8_1
-
 
   subroutine upload_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1026,7 +1002,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_i8_1
 
-
   subroutine download_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), contiguous, target, intent(inout) :: host(:)
@@ -1038,7 +1013,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_i8_1
-
 
   subroutine upload_async_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1056,7 +1030,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_async_i8_1
 
-
   subroutine download_async_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: host(:)
@@ -1073,7 +1046,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_async_i8_1
 
-
   subroutine create_like_i8_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int64), intent(in) :: host(:,:)
@@ -1082,7 +1054,6 @@ contains
     call do_create(ctx, GPUFMM_INT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i8_2
-
 
   subroutine upload_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1096,7 +1067,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_i8_2
 
-
   subroutine download_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), contiguous, target, intent(inout) :: host(:,:)
@@ -1108,7 +1078,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_i8_2
-
 
   subroutine upload_async_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1126,7 +1095,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_async_i8_2
 
-
   subroutine download_async_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: host(:,:)
@@ -1143,7 +1111,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_async_i8_2
 
-
   subroutine create_like_i8_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int64), intent(in) :: host(:,:,:)
@@ -1152,7 +1119,6 @@ contains
     call do_create(ctx, GPUFMM_INT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i8_3
-
 
   subroutine upload_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1166,7 +1132,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_i8_3
 
-
   subroutine download_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1178,7 +1143,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_i8_3
-
 
   subroutine upload_async_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1196,7 +1160,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_async_i8_3
 
-
   subroutine download_async_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: host(:,:,:)
@@ -1213,7 +1176,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_async_i8_3
 
-
   subroutine create_like_r4_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real32), intent(in) :: host(:)
@@ -1222,7 +1184,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r4_1
-
 
   subroutine upload_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1236,7 +1197,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_r4_1
 
-
   subroutine download_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), contiguous, target, intent(inout) :: host(:)
@@ -1248,7 +1208,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_r4_1
-
 
   subroutine upload_async_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1266,7 +1225,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_async_r4_1
 
-
   subroutine download_async_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: host(:)
@@ -1283,7 +1241,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_async_r4_1
 
-
   subroutine create_like_r4_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real32), intent(in) :: host(:,:)
@@ -1292,7 +1249,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r4_2
-
 
   subroutine upload_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1306,7 +1262,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_r4_2
 
-
   subroutine download_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), contiguous, target, intent(inout) :: host(:,:)
@@ -1318,7 +1273,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_r4_2
-
 
   subroutine upload_async_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1336,7 +1290,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_async_r4_2
 
-
   subroutine download_async_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: host(:,:)
@@ -1353,7 +1306,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_async_r4_2
 
-
   subroutine create_like_r4_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real32), intent(in) :: host(:,:,:)
@@ -1362,7 +1314,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r4_3
-
 
   subroutine upload_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1376,7 +1327,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_r4_3
 
-
   subroutine download_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1388,7 +1338,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_r4_3
-
 
   subroutine upload_async_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1406,7 +1355,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_async_r4_3
 
-
   subroutine download_async_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: host(:,:,:)
@@ -1423,7 +1371,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_async_r4_3
 
-
   subroutine create_like_r8_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real64), intent(in) :: host(:)
@@ -1432,7 +1379,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r8_1
-
 
   subroutine upload_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1446,7 +1392,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_r8_1
 
-
   subroutine download_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), contiguous, target, intent(inout) :: host(:)
@@ -1458,7 +1403,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_r8_1
-
 
   subroutine upload_async_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1476,7 +1420,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_async_r8_1
 
-
   subroutine download_async_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: host(:)
@@ -1493,7 +1436,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_async_r8_1
 
-
   subroutine create_like_r8_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real64), intent(in) :: host(:,:)
@@ -1502,7 +1444,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r8_2
-
 
   subroutine upload_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1516,7 +1457,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_r8_2
 
-
   subroutine download_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), contiguous, target, intent(inout) :: host(:,:)
@@ -1528,7 +1468,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_r8_2
-
 
   subroutine upload_async_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1546,7 +1485,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_async_r8_2
 
-
   subroutine download_async_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: host(:,:)
@@ -1563,7 +1501,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_async_r8_2
 
-
   subroutine create_like_r8_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real64), intent(in) :: host(:,:,:)
@@ -1572,7 +1509,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r8_3
-
 
   subroutine upload_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1586,7 +1522,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_r8_3
 
-
   subroutine download_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1598,7 +1533,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_r8_3
-
 
   subroutine upload_async_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1616,7 +1550,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_async_r8_3
 
-
   subroutine download_async_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: host(:,:,:)
@@ -1633,7 +1566,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_async_r8_3
 
-
   subroutine create_like_c4_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real32), intent(in) :: host(:)
@@ -1642,7 +1574,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c4_1
-
 
   subroutine upload_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1656,7 +1587,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_c4_1
 
-
   subroutine download_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), contiguous, target, intent(inout) :: host(:)
@@ -1668,7 +1598,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_c4_1
-
 
   subroutine upload_async_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1686,7 +1615,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_async_c4_1
 
-
   subroutine download_async_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), target, intent(inout) :: host(:)
@@ -1703,7 +1631,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_async_c4_1
 
-
   subroutine create_like_c4_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real32), intent(in) :: host(:,:)
@@ -1712,7 +1639,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c4_2
-
 
   subroutine upload_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1726,7 +1652,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_c4_2
 
-
   subroutine download_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), contiguous, target, intent(inout) :: host(:,:)
@@ -1738,7 +1663,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_c4_2
-
 
   subroutine upload_async_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1756,7 +1680,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_async_c4_2
 
-
   subroutine download_async_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), target, intent(inout) :: host(:,:)
@@ -1773,7 +1696,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_async_c4_2
 
-
   subroutine create_like_c4_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real32), intent(in) :: host(:,:,:)
@@ -1782,7 +1704,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c4_3
-
 
   subroutine upload_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1796,7 +1717,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_c4_3
 
-
   subroutine download_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1808,7 +1728,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_c4_3
-
 
   subroutine upload_async_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1826,7 +1745,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_async_c4_3
 
-
   subroutine download_async_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), target, intent(inout) :: host(:,:,:)
@@ -1843,7 +1761,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_async_c4_3
 
-
   subroutine create_like_c8_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real64), intent(in) :: host(:)
@@ -1852,7 +1769,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX128, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c8_1
-
 
   subroutine upload_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1866,7 +1782,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_c8_1
 
-
   subroutine download_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), contiguous, target, intent(inout) :: host(:)
@@ -1878,7 +1793,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_c8_1
-
 
   subroutine upload_async_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1896,7 +1810,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_async_c8_1
 
-
   subroutine download_async_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), target, intent(inout) :: host(:)
@@ -1913,7 +1826,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_async_c8_1
 
-
   subroutine create_like_c8_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real64), intent(in) :: host(:,:)
@@ -1922,7 +1834,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX128, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c8_2
-
 
   subroutine upload_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1936,7 +1847,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_c8_2
 
-
   subroutine download_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), contiguous, target, intent(inout) :: host(:,:)
@@ -1948,7 +1858,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_c8_2
-
 
   subroutine upload_async_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1966,7 +1875,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_async_c8_2
 
-
   subroutine download_async_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), target, intent(inout) :: host(:,:)
@@ -1983,7 +1891,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_async_c8_2
 
-
   subroutine create_like_c8_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real64), intent(in) :: host(:,:,:)
@@ -1992,7 +1899,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX128, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c8_3
-
 
   subroutine upload_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -2006,7 +1912,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_c8_3
 
-
   subroutine download_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), contiguous, target, intent(inout) :: host(:,:,:)
@@ -2018,7 +1923,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_c8_3
-
 
   subroutine upload_async_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -2036,7 +1940,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_async_c8_3
 
-
   subroutine download_async_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), target, intent(inout) :: host(:,:,:)
@@ -2053,14 +1956,12 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_async_c8_3
 
-
   subroutine fill_i4(a, value, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(in) :: value
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine fill_i4
-
 
   subroutine sum_i4(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2069,94 +1970,12 @@ contains
     call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine sum_i4
 
-
-  subroutine fill_i8(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    integer(int64), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_INT64], 'integer(int64)', status)
-  end subroutine fill_i8
-
-
-  subroutine sum_i8(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    integer(int64), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
-  end subroutine sum_i8
-
-
-  subroutine fill_r4(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real32), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT32], 'real(real32)', status)
-  end subroutine fill_r4
-
-
-  subroutine sum_r4(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real32), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
-  end subroutine sum_r4
-
-
-  subroutine fill_r8(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real64), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT64], 'real(real64)', status)
-  end subroutine fill_r8
-
-
-  subroutine sum_r8(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real64), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
-  end subroutine sum_r8
-
-
-  subroutine fill_c4(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real32), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX64], 'complex(real32)', status)
-  end subroutine fill_c4
-
-
-  subroutine sum_c4(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real32), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX64], 'complex(real32)', status)
-  end subroutine sum_c4
-
-
-  subroutine fill_c8(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real64), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX128], 'complex(real64)', status)
-  end subroutine fill_c8
-
-
-  subroutine sum_c8(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real64), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX128], 'complex(real64)', status)
-  end subroutine sum_c8
-
-
   subroutine min_i4(a, result, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine min_i4
-
 
   subroutine max_i4(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2165,6 +1984,19 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine max_i4
 
+  subroutine fill_i8(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    integer(int64), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_INT64], 'integer(int64)', status)
+  end subroutine fill_i8
+
+  subroutine sum_i8(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    integer(int64), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
+  end subroutine sum_i8
 
   subroutine min_i8(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2173,7 +2005,6 @@ contains
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
   end subroutine min_i8
 
-
   subroutine max_i8(a, result, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: result
@@ -2181,6 +2012,19 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
   end subroutine max_i8
 
+  subroutine fill_r4(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real32), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT32], 'real(real32)', status)
+  end subroutine fill_r4
+
+  subroutine sum_r4(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real32), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
+  end subroutine sum_r4
 
   subroutine min_r4(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2189,7 +2033,6 @@ contains
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
   end subroutine min_r4
 
-
   subroutine max_r4(a, result, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: result
@@ -2197,6 +2040,19 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
   end subroutine max_r4
 
+  subroutine fill_r8(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real64), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT64], 'real(real64)', status)
+  end subroutine fill_r8
+
+  subroutine sum_r8(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real64), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
+  end subroutine sum_r8
 
   subroutine min_r8(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2205,7 +2061,6 @@ contains
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
   end subroutine min_r8
 
-
   subroutine max_r8(a, result, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: result
@@ -2213,6 +2068,33 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
   end subroutine max_r8
 
+  subroutine fill_c4(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real32), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX64], 'complex(real32)', status)
+  end subroutine fill_c4
+
+  subroutine sum_c4(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real32), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX64], 'complex(real32)', status)
+  end subroutine sum_c4
+
+  subroutine fill_c8(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real64), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX128], 'complex(real64)', status)
+  end subroutine fill_c8
+
+  subroutine sum_c8(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real64), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX128], 'complex(real64)', status)
+  end subroutine sum_c8
 
   subroutine nrm2_r4(x, result, status)
     type(gpufmm_array), intent(in) :: x
@@ -2222,7 +2104,6 @@ contains
          'real(real32)', status)
   end subroutine nrm2_r4
 
-
   subroutine nrm2_r8(x, result, status)
     type(gpufmm_array), intent(in) :: x
     real(real64), target, intent(inout) :: result
@@ -2231,14 +2112,12 @@ contains
          'real(real64)', status)
   end subroutine nrm2_r8
 
-
   subroutine scal_r4(alpha, x, status)
     real(real32), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_FLOAT32], 'real(real32)', status)
   end subroutine scal_r4
-
 
   subroutine axpy_r4(alpha, x, y, status)
     real(real32), target, intent(in) :: alpha
@@ -2247,14 +2126,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine axpy_r4
 
-
   subroutine dot_r4(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     real(real32), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine dot_r4
-
 
   subroutine gemv_r4(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2265,7 +2142,6 @@ contains
          GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine gemv_r4
 
-
   subroutine gemm_r4(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     real(real32), target, intent(in) :: alpha, beta
@@ -2275,14 +2151,12 @@ contains
          GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine gemm_r4
 
-
   subroutine scal_r8(alpha, x, status)
     real(real64), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_FLOAT64], 'real(real64)', status)
   end subroutine scal_r8
-
 
   subroutine axpy_r8(alpha, x, y, status)
     real(real64), target, intent(in) :: alpha
@@ -2291,14 +2165,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine axpy_r8
 
-
   subroutine dot_r8(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     real(real64), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine dot_r8
-
 
   subroutine gemv_r8(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2309,7 +2181,6 @@ contains
          GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine gemv_r8
 
-
   subroutine gemm_r8(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     real(real64), target, intent(in) :: alpha, beta
@@ -2319,14 +2190,12 @@ contains
          GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine gemm_r8
 
-
   subroutine scal_c4(alpha, x, status)
     complex(real32), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_COMPLEX64], 'complex(real32)', status)
   end subroutine scal_c4
-
 
   subroutine axpy_c4(alpha, x, y, status)
     complex(real32), target, intent(in) :: alpha
@@ -2335,14 +2204,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine axpy_c4
 
-
   subroutine dot_c4(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     complex(real32), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine dot_c4
-
 
   subroutine gemv_c4(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2353,7 +2220,6 @@ contains
          GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine gemv_c4
 
-
   subroutine gemm_c4(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     complex(real32), target, intent(in) :: alpha, beta
@@ -2363,14 +2229,12 @@ contains
          GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine gemm_c4
 
-
   subroutine scal_c8(alpha, x, status)
     complex(real64), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_COMPLEX128], 'complex(real64)', status)
   end subroutine scal_c8
-
 
   subroutine axpy_c8(alpha, x, y, status)
     complex(real64), target, intent(in) :: alpha
@@ -2379,14 +2243,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine axpy_c8
 
-
   subroutine dot_c8(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     complex(real64), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine dot_c8
-
 
   subroutine gemv_c8(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2397,7 +2259,6 @@ contains
          GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine gemv_c8
 
-
   subroutine gemm_c8(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     complex(real64), target, intent(in) :: alpha, beta
@@ -2406,6 +2267,5 @@ contains
     call do_gemm(transa, transb, c_loc(alpha), a, b, c_loc(beta), c, &
          GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine gemm_c8
-
 
 end module gpufmm_array_mod

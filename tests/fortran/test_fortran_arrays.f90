@@ -1,3 +1,11 @@
+! ============================================================================
+! GENERATED FILE - DO NOT EDIT BY HAND.
+! Made from tests/fortran/test_fortran_arrays.fypp by tools/gen-fortran; edit the template, run
+!     tools/gen-fortran
+! from the repository root and commit both (building does not need fypp:
+! this file is checked in; the CTest fortran_generated_up_to_date fails when
+! it is stale).
+! ============================================================================
 ! test_fortran_arrays - the Fortran device-array API, every procedure for
 ! every kind (int32, int64, real32, real64, complex(real32), complex(real64))
 ! and host rank 1-3, compared with Fortran intrinsics; and the error paths
@@ -7,8 +15,8 @@
 ! run it elsewhere: 0, 1, ... a GPU; -2 the default device; -1 the CPU.
 ! Exits with a non-zero code (error stop) if any check fails.
 !
-! The per-kind subroutines test_<k> and blas_<k> are the same code with a
-! different type: change one, change them all.
+! The per-kind subroutines test_<k> and blas_<k> come from one template
+! (tests/fortran/test_fortran_arrays.fypp), like the module they test.
 module test_fortran_arrays_support
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64, output_unit
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated, c_null_ptr
@@ -20,7 +28,8 @@ module test_fortran_arrays_support
 
   !> max |a - b| <= tol * (1 + max |b|), rank-1 arrays (pass [m] for a matrix)
   interface close
-     module procedure close_r4, close_r8, close_c4, close_c8
+     module procedure close_r4, close_r8, close_c4
+     module procedure close_c8
   end interface close
 
 contains
