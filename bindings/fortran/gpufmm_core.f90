@@ -36,40 +36,12 @@ module gpufmm_core
   implicit none
   private
 
-  ! ------------------------------------------------------------------ status
-  ! Values match enum gpufmm_status_e in gpufmm.h.
-  integer(c_int), parameter, public :: GPUFMM_SUCCESS = 0
-  integer(c_int), parameter, public :: GPUFMM_ERROR_INVALID_ARGUMENT = 1
-  integer(c_int), parameter, public :: GPUFMM_ERROR_INVALID_HANDLE = 2
-  integer(c_int), parameter, public :: GPUFMM_ERROR_OUT_OF_MEMORY = 3
-  integer(c_int), parameter, public :: GPUFMM_ERROR_NO_DEVICE = 4
-  integer(c_int), parameter, public :: GPUFMM_ERROR_DEVICE = 5
-  integer(c_int), parameter, public :: GPUFMM_ERROR_NOT_SUPPORTED = 6
-  integer(c_int), parameter, public :: GPUFMM_ERROR_SIZE_MISMATCH = 7
-  integer(c_int), parameter, public :: GPUFMM_ERROR_TYPE_MISMATCH = 8
-  integer(c_int), parameter, public :: GPUFMM_ERROR_INTERNAL = 9
-
-  ! ------------------------------------------------------------------ devices and backends
-  integer(c_int), parameter, public :: GPUFMM_DEVICE_CPU = -1      !< the OpenMP CPU backend
-  integer(c_int), parameter, public :: GPUFMM_DEVICE_DEFAULT = -2  !< first GPU if any, else CPU
-  integer(c_int), parameter, public :: GPUFMM_BACKEND_CPU = 0
-  integer(c_int), parameter, public :: GPUFMM_BACKEND_CUDA = 1
-
-  ! ------------------------------------------------------------------ dtypes
-  ! Values match enum gpufmm_dtype_e. Fortran kinds: int32, int64, real32,
-  ! real64, complex(real32), complex(real64) (iso_fortran_env).
-  integer(c_int), parameter, public :: GPUFMM_INT32 = 0
-  integer(c_int), parameter, public :: GPUFMM_INT64 = 1
-  integer(c_int), parameter, public :: GPUFMM_FLOAT32 = 2
-  integer(c_int), parameter, public :: GPUFMM_FLOAT64 = 3
-  integer(c_int), parameter, public :: GPUFMM_COMPLEX64 = 4
-  integer(c_int), parameter, public :: GPUFMM_COMPLEX128 = 5
-  integer, parameter, public :: GPUFMM_MAX_RANK = 3
-
-  ! BLAS operations (enum gpufmm_op_e); Fortran callers pass 'N', 'T', 'C'.
-  integer(c_int), parameter, public :: GPUFMM_OP_N = 0
-  integer(c_int), parameter, public :: GPUFMM_OP_T = 1
-  integer(c_int), parameter, public :: GPUFMM_OP_C = 2
+  ! ------------------------------------------------------------------ constants
+  ! Every GPUFMM_* constant of gpufmm.h (status codes, devices and backends,
+  ! dtypes, BLAS operations, tree and Laplace enums and limits), generated
+  ! from the header by tools/gen-fortran. The dtypes' Fortran kinds: int32,
+  ! int64, real32, real64, complex(real32), complex(real64) (iso_fortran_env).
+  include 'gpufmm_constants.inc'
 
   ! Compile-time checks that the iso_fortran_env kinds used in the public
   ! interface are the C types of gpufmm.h, and that default integers (status,

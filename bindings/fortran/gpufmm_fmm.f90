@@ -42,10 +42,7 @@ module gpufmm_fmm
   implicit none
   private
 
-  ! ------------------------------------------------------------------ constants (gpufmm.h)
-  integer, parameter, public :: GPUFMM_STENCIL_MODIFIED = 0  !< papers/000 sec. 2.2.3 (default)
-  integer, parameter, public :: GPUFMM_STENCIL_STANDARD = 1  !< the classic 189-box list
-  integer, parameter, public :: GPUFMM_LAPLACE_MAX_P = 50    !< largest forced truncation number
+  ! The constants (GPUFMM_STENCIL_*, GPUFMM_LAPLACE_MAX_P) are in gpufmm_core.
 
   ! ------------------------------------------------------------------ types
 
