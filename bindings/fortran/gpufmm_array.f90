@@ -50,7 +50,7 @@
 module gpufmm_array_mod
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_ptr, c_null_ptr, c_loc, c_associated
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64
-  use gpufmm_core
+  use gpufmm_core, itoa => gpufmm_itoa
   implicit none
   private
 
@@ -357,15 +357,6 @@ contains
 
   ! ================================================================== common routines
 
-  !> Integer to text, for messages.
-  pure function itoa(i) result(str)
-    integer(int64), intent(in) :: i
-    character(len=:), allocatable :: str
-    character(len=24) :: buf
-    write (buf, '(i0)') i
-    str = trim(buf)
-  end function itoa
-
   !> Ends a call: hands s to gpufmm_check_status, with the Fortran-side
   !> message when there is one.
   subroutine finish(s, msg, status, where)
@@ -427,7 +418,7 @@ contains
     character(len=:), allocatable :: msg
     if (size(dims) < 1 .or. size(dims) > GPUFMM_MAX_RANK) then
        s = GPUFMM_ERROR_INVALID_ARGUMENT
-       msg = 'dims has ' // itoa(int(size(dims), int64)) // ' entries; the rank must be 1 to 3'
+       msg = 'dims has ' // itoa(size(dims)) // ' entries; the rank must be 1 to 3'
     else
        d = 1
        d(1:size(dims)) = dims

@@ -96,7 +96,12 @@ module gpufmm_core
   public :: gpufmm_context_device_info, gpufmm_context_synchronize, gpufmm_context_stream
   public :: gpufmm_context_associated, gpufmm_context_c_ptr
   ! For the other gpufmm modules (and for wrapping further C entry points):
-  public :: gpufmm_check_status, gpufmm_c_string
+  public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa
+
+  !> Integer (int32 or int64) to text, "-42", for messages.
+  interface gpufmm_itoa
+     module procedure itoa_i4, itoa_i8
+  end interface gpufmm_itoa
 
   ! Message of the last failure detected by the Fortran layer itself, and
   ! whether the last failure seen by gpufmm_check_status was one of those
@@ -197,6 +202,20 @@ contains
        str(i:i) = chars(i)
     end do
   end function gpufmm_c_string
+
+  pure function itoa_i8(i) result(str)
+    integer(int64), intent(in) :: i
+    character(len=:), allocatable :: str
+    character(len=24) :: buf
+    write (buf, '(i0)') i
+    str = trim(buf)
+  end function itoa_i8
+
+  pure function itoa_i4(i) result(str)
+    integer(int32), intent(in) :: i
+    character(len=:), allocatable :: str
+    str = itoa_i8(int(i, int64))
+  end function itoa_i4
 
   !> Handles the status `s` of a gpufmm call made by procedure `where`:
   !>  - `status` present: status = s (and nothing else happens);

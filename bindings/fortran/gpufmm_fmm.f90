@@ -37,7 +37,7 @@
 module gpufmm_fmm
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr, c_associated
   use, intrinsic :: iso_fortran_env, only: int64, real64
-  use gpufmm_core
+  use gpufmm_core, itoa => gpufmm_itoa
   use gpufmm_array_mod
   implicit none
   private
@@ -161,14 +161,6 @@ module gpufmm_fmm
 contains
 
   ! ================================================================== argument checks (Fortran side)
-
-  function itoa(i) result(str)
-    integer(int64), intent(in) :: i
-    character(len=:), allocatable :: str
-    character(len=24) :: buf
-    write (buf, '(i0)') i
-    str = trim(buf)
-  end function itoa
 
   !> '' if x (3, n) has 3 rows and n columns, else the complaint.
   function shape3_error(name, rows, cols, n, what) result(msg)

@@ -20,7 +20,7 @@
 module test_fortran_arrays_support
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64, output_unit
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated, c_null_ptr
-  use gpufmm
+  use gpufmm, itoa => gpufmm_itoa
   implicit none
 
   type(gpufmm_context) :: ctx
@@ -61,14 +61,6 @@ contains
     call check(index(gpufmm_last_error_message(), word) > 0, what // ': message "' // &
          gpufmm_last_error_message() // '" does not mention ' // word)
   end subroutine expect_message
-
-  function itoa(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=16) :: buf
-    write (buf, '(i0)') i
-    s = trim(buf)
-  end function itoa
 
   subroutine check_shape(a, dtype, shp, what)
     type(gpufmm_array), intent(in) :: a

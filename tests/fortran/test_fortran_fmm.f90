@@ -10,7 +10,7 @@
 ! (error stop) if any check fails.
 module test_fortran_fmm_support
   use, intrinsic :: iso_fortran_env, only: int64, real64, output_unit
-  use gpufmm
+  use gpufmm, itoa => gpufmm_itoa
   implicit none
 
   integer :: nchecks = 0, nfailed = 0
@@ -39,14 +39,6 @@ contains
        call check(index(msg, word) > 0, what // ': message "' // msg // '" does not mention ' // word)
     end if
   end subroutine expect
-
-  function itoa(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=16) :: buf
-    write (buf, '(i0)') i
-    s = trim(buf)
-  end function itoa
 
   !> ||a - ref|| / ||ref|| over all elements.
   real(real64) function rel_l2(a, ref)
