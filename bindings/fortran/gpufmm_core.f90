@@ -96,7 +96,7 @@ module gpufmm_core
   public :: gpufmm_context_device_info, gpufmm_context_synchronize, gpufmm_context_stream
   public :: gpufmm_context_associated, gpufmm_context_c_ptr
   ! For the other gpufmm modules (and for wrapping further C entry points):
-  public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa
+  public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa, gpufmm_shape3_error
 
   !> Integer (int32 or int64) to text, "-42", for messages.
   interface gpufmm_itoa
@@ -216,6 +216,17 @@ contains
     character(len=:), allocatable :: str
     str = itoa_i8(int(i, int64))
   end function itoa_i4
+
+  !> '' if coordinates x (3, n) have 3 rows and n columns, else the
+  !> complaint, naming the argument and saying `what` the columns are.
+  function gpufmm_shape3_error(name, rows, cols, n, what) result(msg)
+    character(len=*), intent(in) :: name, what
+    integer(int64), intent(in) :: rows, cols, n
+    character(len=:), allocatable :: msg
+    msg = ''
+    if (rows /= 3 .or. cols /= n) msg = 'argument ''' // name // ''' has shape (' // gpufmm_itoa(rows) // &
+         ', ' // gpufmm_itoa(cols) // '), expected (3, ' // gpufmm_itoa(n) // ') (' // what // ')'
+  end function gpufmm_shape3_error
 
   !> Handles the status `s` of a gpufmm call made by procedure `where`:
   !>  - `status` present: status = s (and nothing else happens);

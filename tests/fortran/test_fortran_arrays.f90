@@ -21,10 +21,10 @@ module test_fortran_arrays_support
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64, output_unit
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated, c_null_ptr
   use gpufmm, itoa => gpufmm_itoa
+  use gpufmm_test_support
   implicit none
 
   type(gpufmm_context) :: ctx
-  integer :: nchecks = 0, nfailed = 0
 
   !> max |a - b| <= tol * (1 + max |b|), rank-1 arrays (pass [m] for a matrix)
   interface close
@@ -35,16 +35,6 @@ module test_fortran_arrays_support
 contains
 
   ! ==================================================================== helpers
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    nchecks = nchecks + 1
-    if (.not. ok) then
-       nfailed = nfailed + 1
-       write (output_unit, '(a, a)') 'FAILED: ', what
-    end if
-  end subroutine check
 
   !> The status of the call just made is `want`; the message is not empty.
   subroutine expect(st, want, what)
@@ -156,17 +146,6 @@ contains
     real(real64), intent(in) :: tol
     close_c8 = maxval(abs(a - b)) <= tol * (1 + maxval(abs(b)))
   end function close_c8
-
-  !> GPUFMM_TEST_DEVICE if set, else the CPU backend.
-  integer function test_device()
-    character(len=32) :: buf
-    integer :: n, st, ios
-    test_device = GPUFMM_DEVICE_CPU
-    call get_environment_variable('GPUFMM_TEST_DEVICE', buf, length=n, status=st)
-    if (st /= 0 .or. n == 0) return
-    read (buf, *, iostat=ios) test_device
-    if (ios /= 0) error stop 'GPUFMM_TEST_DEVICE must be an integer (-1 CPU, -2 default, >= 0 a GPU)'
-  end function test_device
 
   ! ==================================================================== integer(int32)
   ! Every kind: create_like and queries, sync and async round trips for ranks
@@ -1588,6 +1567,5 @@ program test_fortran_arrays
   call test_errors()
   call gpufmm_context_destroy(ctx)
 
-  print '(i0, a, i0, a)', nchecks - nfailed, ' of ', nchecks, ' checks passed'
-  if (nfailed > 0) error stop 'test_fortran_arrays: FAILED'
+  call finish_checks('test_fortran_arrays')
 end program test_fortran_arrays
