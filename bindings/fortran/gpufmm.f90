@@ -5,6 +5,8 @@
 !>   gpufmm_array_mod  device arrays: transfers, copy, fill, BLAS, reductions
 !>   gpufmm_fmm        the Laplace FMM and direct sum
 !>   gpufmm_tree_mod   octrees: sorted points, boxes, interaction lists
+!>   gpufmm_kernels_mod  pair kernels (Laplace, Yukawa, regularized) and
+!>                     the direct sum of any kernel
 !>
 !> Every procedure takes `integer, optional, intent(out) :: status` last;
 !> without it, a failure ends the program with `error stop` and the
@@ -15,6 +17,7 @@ module gpufmm
   use gpufmm_array_mod
   use gpufmm_fmm
   use gpufmm_tree_mod
+  use gpufmm_kernels_mod
   implicit none
   public
 end module gpufmm

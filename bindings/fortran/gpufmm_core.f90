@@ -96,7 +96,8 @@ module gpufmm_core
   public :: gpufmm_context_device_info, gpufmm_context_synchronize, gpufmm_context_stream
   public :: gpufmm_context_associated, gpufmm_context_c_ptr
   ! For the other gpufmm modules (and for wrapping further C entry points):
-  public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa, gpufmm_shape3_error
+  public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa, gpufmm_shape3_error, gpufmm_size_error
+  public :: gpufmm_io_sizes_error, gpufmm_points_error
 
   !> Integer (int32 or int64) to text, "-42", for messages.
   interface gpufmm_itoa
@@ -227,6 +228,46 @@ contains
     if (rows /= 3 .or. cols /= n) msg = 'argument ''' // name // ''' has shape (' // gpufmm_itoa(rows) // &
          ', ' // gpufmm_itoa(cols) // '), expected (3, ' // gpufmm_itoa(n) // ') (' // what // ')'
   end function gpufmm_shape3_error
+
+  !> '' if an argument has `n` elements (`got`), else the complaint, naming
+  !> the argument and saying `what` the elements are.
+  function gpufmm_size_error(name, got, n, what) result(msg)
+    character(len=*), intent(in) :: name, what
+    integer(int64), intent(in) :: got, n
+    character(len=:), allocatable :: msg
+    msg = ''
+    if (got /= n) msg = 'argument ''' // name // ''' has ' // gpufmm_itoa(got) // ' elements, expected ' // &
+         gpufmm_itoa(n) // ' (' // what // ')'
+  end function gpufmm_size_error
+
+  !> The first non-empty complaint about the optional inputs / outputs of
+  !> nsrc sources and ntrg targets ('' if all fit).
+  function gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad) result(msg)
+    integer(int64), intent(in) :: nsrc, ntrg
+    real(real64), intent(in), optional :: charges(:), dipoles(:, :), pot(:), grad(:, :)
+    character(len=:), allocatable :: msg
+    msg = ''
+    if (present(charges)) msg = gpufmm_size_error('charges', size(charges, kind=int64), nsrc, 'one per source')
+    if (len(msg) > 0) return
+    if (present(dipoles)) msg = gpufmm_shape3_error('dipoles', size(dipoles, 1, kind=int64), &
+         size(dipoles, 2, kind=int64), nsrc, 'one column per source')
+    if (len(msg) > 0) return
+    if (present(pot)) msg = gpufmm_size_error('pot', size(pot, kind=int64), ntrg, 'one per target')
+    if (len(msg) > 0) return
+    if (present(grad)) msg = gpufmm_shape3_error('grad', size(grad, 1, kind=int64), size(grad, 2, kind=int64), &
+         ntrg, 'one column per target')
+  end function gpufmm_io_sizes_error
+
+  !> '' if sources (and targets, when present) have 3 rows.
+  function gpufmm_points_error(sources, targets) result(msg)
+    real(real64), intent(in) :: sources(:, :)
+    real(real64), intent(in), optional :: targets(:, :)
+    character(len=:), allocatable :: msg
+    msg = gpufmm_shape3_error('sources', size(sources, 1, kind=int64), size(sources, 2, kind=int64), &
+         size(sources, 2, kind=int64), 'one column per source')
+    if (len(msg) == 0 .and. present(targets)) msg = gpufmm_shape3_error('targets', size(targets, 1, kind=int64), &
+         size(targets, 2, kind=int64), size(targets, 2, kind=int64), 'one column per target')
+  end function gpufmm_points_error
 
   !> Handles the status `s` of a gpufmm call made by procedure `where`:
   !>  - `status` present: status = s (and nothing else happens);
