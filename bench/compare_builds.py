@@ -13,7 +13,7 @@ comparison). Writes every row as CSV.
 """
 import argparse
 import csv
-import io
+import os
 import statistics
 import subprocess
 import sys
@@ -22,7 +22,13 @@ import sys
 def run(binary, sizes, path):
     cmd = [binary, "--sizes", sizes, "--eps", "1e-6", "--dists", "uniform,ellipsoid", "--repeat", "3",
            "--no-strategies", "--csv", path]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # A folder that holds its own libgpufmm (a copied baseline) is put first
+    # on the library path, ahead of the binary's run path.
+    env = dict(os.environ)
+    folder = os.path.dirname(os.path.abspath(binary))
+    if os.path.exists(os.path.join(folder, "libgpufmm.so.0")):
+        env["LD_LIBRARY_PATH"] = folder + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if p.returncode != 0:
         sys.exit(f"compare_builds: {' '.join(cmd)} failed:\n{p.stdout[-3000:]}")
     with open(path) as f:
@@ -31,7 +37,8 @@ def run(binary, sizes, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--a", required=True, help="folder of the baseline's bench_laplace_gpu")
+    ap.add_argument("--a", required=True,
+                    help="folder of the baseline's bench_laplace_gpu (with its libgpufmm.so.0 beside it, if copied)")
     ap.add_argument("--b", required=True, help="folder of the new build's bench_laplace_gpu")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sizes", default="1e6")
