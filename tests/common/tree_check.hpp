@@ -1,5 +1,5 @@
-// Independent validation of an octree (gpufmm::tree::HostTree), shared by the
-// CPU and GPU tree tests. Every check recomputes what it verifies from first
+// Independent validation of an octree and its lists (HostTree below), shared
+// by the CPU and GPU tree tests. Every check recomputes what it verifies from first
 // principles (naive bit loops, box coordinates from centres, geometric
 // definitions by brute force over all box pairs) rather than reusing the
 // library's helpers. Each returns "" when the tree passes, else a message
@@ -14,13 +14,44 @@
 #include <vector>
 
 #include "gpufmm.h"
+#include "lists/lists.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm_test {
 
-using gpufmm::tree::HostList;
+using gpufmm::lists::HostList;
 using gpufmm::tree::HostPointSet;
-using gpufmm::tree::HostTree;
+
+// A tree and its lists, copied to the host.
+struct HostTree : gpufmm::tree::HostTree {
+  gpufmm::lists::HostLists lists;
+};
+
+inline HostTree host_tree(const gpufmm::tree::Tree& t, const gpufmm::lists::Lists& l) {
+  HostTree h;
+  static_cast<gpufmm::tree::HostTree&>(h) = gpufmm::tree::to_host(t);
+  h.lists = gpufmm::lists::to_host(t, l);
+  return h;
+}
+
+// Tree options and the lists to build (as gpufmm_tree_options_t.lists).
+struct TreeOptions : gpufmm::tree::Options {
+  unsigned lists = gpufmm::lists::kAllLists;
+};
+
+// Builds a tree and its lists from host coordinates and copies both to the host.
+inline HostTree build_host(gpufmm::Context& ctx, const TreeOptions& o, const double* src, int64_t n,
+                           const double* recv, int64_t m) {
+  auto t = gpufmm::tree::build(ctx, o, src, n, recv, m, false);
+  auto l = gpufmm::lists::build(*t, o.lists);
+  return host_tree(*t, *l);
+}
+
+// The tree and lists behind a C handle.
+inline HostTree host_tree(gpufmm_tree_t handle) {
+  const gpufmm_tree_s* h = gpufmm::checked_tree(handle);
+  return host_tree(*h->tree, *h->lists);
+}
 
 class Problems {
  public:

@@ -31,12 +31,11 @@ class CpuContext : public ::testing::Test {
   void TearDown() override { EXPECT_EQ(gpufmm_context_destroy(ctx_), GPUFMM_SUCCESS); }
   gpufmm::Context& ctx() { return *gpufmm::checked_context(ctx_); }
 
-  gt::HostTree build_host(const gt::Options& o, const std::vector<double>& src,
+  gpufmm_test::HostTree build_host(const gpufmm_test::TreeOptions& o, const std::vector<double>& src,
                           const std::vector<double>* recv) {
-    auto t = gt::build(ctx(), o, src.data(), static_cast<int64_t>(src.size() / 3),
-                       recv ? recv->data() : nullptr,
-                       recv ? static_cast<int64_t>(recv->size() / 3) : 0, false);
-    return gt::to_host(*t);
+    return gpufmm_test::build_host(ctx(), o, src.data(), static_cast<int64_t>(src.size() / 3),
+                                   recv ? recv->data() : nullptr,
+                                   recv ? static_cast<int64_t>(recv->size() / 3) : 0);
   }
 
   gpufmm_context_t ctx_ = nullptr;
@@ -148,9 +147,9 @@ TEST_P(TreeDistributions, ListsMatchBruteForceAndEverySourceSeenOnce) {
   const int64_t n = c.same ? 20000 : 12000, m = 8000;
   const std::vector<double> src = gpufmm_test::make_points(c.dist, n, 11);
   const std::vector<double> recv = gpufmm_test::make_points(c.dist, m, 12);
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 24;
-  const gt::HostTree t = build_host(o, src, c.same ? nullptr : &recv);
+  const gpufmm_test::HostTree t = build_host(o, src, c.same ? nullptr : &recv);
   EXPECT_GE(t.l_max, 2);
   EXPECT_EQ(gpufmm_test::check_tree(t, src, recv), "");
 }
@@ -176,12 +175,12 @@ TEST_F(CpuContext, FullGridHasTheFullStencil) {
         p.push_back((y + 0.5) / 16);
         p.push_back((z + 0.5) / 16);
       }
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.l_max = 4;
   o.cube_given = true;
   o.cube_center[0] = o.cube_center[1] = o.cube_center[2] = 0.5;
   o.cube_side = 1.0;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   ASSERT_EQ(t.l_max, 4);
   EXPECT_EQ(t.src.level_offset, (std::vector<int64_t>{0, 1, 9, 73, 585, 4681}));
   int64_t interior4 = 0, interior3 = 0;
@@ -219,10 +218,10 @@ TEST_F(CpuContext, StableSortKeepsInputOrderOfEqualKeys) {
     const size_t j = static_cast<size_t>(r.next() % 7);
     p.insert(p.end(), base.begin() + 3 * j, base.begin() + 3 * j + 3);
   }
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 1;  // unreachable: the depth is capped
   o.max_level = 9;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   EXPECT_EQ(t.l_max, 9);
   EXPECT_EQ(t.src.level_offset[10] - t.src.level_offset[9], 7);
   EXPECT_EQ(gpufmm_test::check_tree(t, p, p), "");
@@ -231,9 +230,9 @@ TEST_F(CpuContext, StableSortKeepsInputOrderOfEqualKeys) {
 TEST_F(CpuContext, DepthFromSmaxAndGivenLmax) {
   const std::vector<double> p = gpufmm_test::uniform_cube(5000, 21);
   for (int s : {1, 8, 64, 5000, 100000}) {
-    gt::Options o;
+    gpufmm_test::TreeOptions o;
     o.s_max = s;
-    const gt::HostTree t = build_host(o, p, nullptr);
+    const gpufmm_test::HostTree t = build_host(o, p, nullptr);
     // Smallest depth with at most s points per leaf (and never deeper than needed).
     auto max_per_box = [&](int l) {
       int64_t mx = 0;
@@ -245,9 +244,9 @@ TEST_F(CpuContext, DepthFromSmaxAndGivenLmax) {
     if (t.l_max > 0) EXPECT_GT(max_per_box(t.l_max - 1), s);
     if (s >= 5000) EXPECT_EQ(t.l_max, 0);
   }
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.l_max = 3;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   EXPECT_EQ(t.l_max, 3);
   EXPECT_EQ(gpufmm_test::check_tree(t, p, p), "");
   o.l_max = 0;
@@ -256,17 +255,17 @@ TEST_F(CpuContext, DepthFromSmaxAndGivenLmax) {
 
 TEST_F(CpuContext, DeterministicAndSubsetOfLists) {
   const std::vector<double> p = gpufmm_test::plummer(4000, 8), q = gpufmm_test::uniform_cube(3000, 9);
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 16;
-  const gt::HostTree a = build_host(o, p, &q), b = build_host(o, p, &q);
+  const gpufmm_test::HostTree a = build_host(o, p, &q), b = build_host(o, p, &q);
   EXPECT_EQ(gpufmm_test::compare_trees(a, b), "");
-  o.lists = 1u << gt::kType2;
-  const gt::HostTree c = build_host(o, p, &q);
-  EXPECT_FALSE(c.lists[gt::kNeighbors].built);
-  EXPECT_FALSE(c.lists[gt::kM2L].built);
-  ASSERT_TRUE(c.lists[gt::kType2].built);
-  EXPECT_EQ(c.lists[gt::kType2].index, a.lists[gt::kType2].index);
-  EXPECT_EQ(c.lists[gt::kType2].offsets, a.lists[gt::kType2].offsets);
+  o.lists = 1u << gpufmm::lists::kType2;
+  const gpufmm_test::HostTree c = build_host(o, p, &q);
+  EXPECT_FALSE(c.lists[gpufmm::lists::kNeighbors].built);
+  EXPECT_FALSE(c.lists[gpufmm::lists::kM2L].built);
+  ASSERT_TRUE(c.lists[gpufmm::lists::kType2].built);
+  EXPECT_EQ(c.lists[gpufmm::lists::kType2].index, a.lists[gpufmm::lists::kType2].index);
+  EXPECT_EQ(c.lists[gpufmm::lists::kType2].offsets, a.lists[gpufmm::lists::kType2].offsets);
 }
 
 TEST_F(CpuContext, ExtremeClusteringIsCappedAndValid) {
@@ -276,9 +275,9 @@ TEST_F(CpuContext, ExtremeClusteringIsCappedAndValid) {
   for (int i = 0; i < 2000; ++i)
     for (int k = 0; k < 3; ++k) p.push_back(0.25 + 1e-12 * r.uniform());
   p.insert(p.end(), {0, 0, 0, 1, 1, 1});
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 4;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   EXPECT_EQ(t.l_max, gt::kMaxLevel);
   EXPECT_EQ(gpufmm_test::check_tree(t, p, p), "");
 }
@@ -289,11 +288,11 @@ TEST_F(CpuContext, ExtremeClusteringIsCappedAndValid) {
 TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
   std::vector<double> p = gpufmm_test::uniform_cube(4000, 6);
   p.insert(p.end(), p.begin(), p.begin() + 300);  // 100 duplicated points: equal keys
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 16;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   ASSERT_EQ(gpufmm_test::check_tree(t, p, p), "");
-  auto drop = [](gt::HostList& l, size_t i) {
+  auto drop = [](gpufmm_test::HostList& l, size_t i) {
     l.index.erase(l.index.begin() + static_cast<long>(i));
     if (!l.cls.empty()) l.cls.erase(l.cls.begin() + static_cast<long>(i));
     if (!l.eta.empty()) l.eta.erase(l.eta.begin() + static_cast<long>(i));
@@ -301,8 +300,8 @@ TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
       if (o > static_cast<int64_t>(i)) --o;
   };
   {  // An M2L entry replaced by another box of the same level.
-    gt::HostTree bad = t;
-    auto& l = bad.lists[gt::kM2L];
+    gpufmm_test::HostTree bad = t;
+    auto& l = bad.lists[gpufmm::lists::kM2L];
     const size_t i = l.index.size() / 2;
     l.index[i] = l.index[i] + 1 < bad.src.level_offset[bad.l_max + 1] ? l.index[i] + 1 : l.index[i] - 1;
     EXPECT_NE(gpufmm_test::counting_check(bad, false), "");
@@ -310,14 +309,14 @@ TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
     EXPECT_EQ(gpufmm_test::counting_check(bad, true), "");  // the modified stencil is untouched
   }
   {  // A type-2 entry dropped.
-    gt::HostTree bad = t;
-    ASSERT_FALSE(bad.lists[gt::kType2].index.empty());
-    drop(bad.lists[gt::kType2], bad.lists[gt::kType2].index.size() / 3);
+    gpufmm_test::HostTree bad = t;
+    ASSERT_FALSE(bad.lists[gpufmm::lists::kType2].index.empty());
+    drop(bad.lists[gpufmm::lists::kType2], bad.lists[gpufmm::lists::kType2].index.size() / 3);
     EXPECT_NE(gpufmm_test::counting_check(bad, true), "");
     EXPECT_NE(gpufmm_test::check_lists(bad), "");
   }
   {  // Two points with equal keys swapped: the sort is no longer stable.
-    gt::HostTree bad = t;
+    gpufmm_test::HostTree bad = t;
     size_t i = 1;
     while (i < bad.src.keys.size() && bad.src.keys[i] != bad.src.keys[i - 1]) ++i;
     ASSERT_LT(i, bad.src.keys.size());
@@ -326,8 +325,8 @@ TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
     EXPECT_NE(gpufmm_test::check_points(bad, bad.src, p), "");
   }
   {  // A wrong ratio.
-    gt::HostTree bad = t;
-    bad.lists[gt::kType1].eta[7] *= 1.01;
+    gpufmm_test::HostTree bad = t;
+    bad.lists[gpufmm::lists::kType1].eta[7] *= 1.01;
     EXPECT_NE(gpufmm_test::check_lists(bad), "");
   }
 }
@@ -351,9 +350,9 @@ TEST_F(TreeCApi, BuildStatsAndAccessors) {
   EXPECT_EQ(gpufmm_context_destroy(ctx_), GPUFMM_ERROR_INVALID_ARGUMENT)  // the tree holds it
       << "a context with a live tree must refuse destruction";
 
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 20;
-  const gt::HostTree h = build_host(o, src, &recv);
+  const gpufmm_test::HostTree h = build_host(o, src, &recv);
 
   gpufmm_tree_stats_t st;
   ASSERT_EQ(gpufmm_tree_stats(tree, &st), GPUFMM_SUCCESS);
@@ -469,8 +468,8 @@ TEST_F(TreeCApi, BuildFromArraysEqualsBuildFromHostPointers) {
   ASSERT_EQ(gpufmm_tree_build_arrays(ctx_, nullptr, a, nullptr, &t1), GPUFMM_SUCCESS)
       << gpufmm_last_error_message();
   ASSERT_EQ(gpufmm_tree_build(ctx_, nullptr, 3000, src.data(), 3000, nullptr, &t2), GPUFMM_SUCCESS);
-  const gt::HostTree h1 = gt::to_host(*gpufmm::checked_tree(t1)->tree);
-  const gt::HostTree h2 = gt::to_host(*gpufmm::checked_tree(t2)->tree);
+  const gpufmm_test::HostTree h1 = gpufmm_test::host_tree(t1);
+  const gpufmm_test::HostTree h2 = gpufmm_test::host_tree(t2);
   EXPECT_TRUE(h1.same_sets);
   EXPECT_EQ(gpufmm_test::compare_trees(h1, h2), "");
   // Wrong shapes and types.
@@ -530,7 +529,7 @@ TEST_F(TreeBadInput, EmptySetsGiveValidEmptyTrees) {
     EXPECT_EQ(st.total_source_boxes == 0, n == 0);
     EXPECT_EQ(st.total_receiver_boxes == 0, m == 0);
     for (int k = 0; k < GPUFMM_TREE_NUM_LISTS; ++k) EXPECT_EQ(st.lists[k].entries, 0);
-    const gt::HostTree h = gt::to_host(*gpufmm::checked_tree(t)->tree);
+    const gpufmm_test::HostTree h = gpufmm_test::host_tree(t);
     const std::vector<double> none;
     EXPECT_EQ(gpufmm_test::check_tree(h, n ? p : none, m ? p : none), "");
     gpufmm_tree_destroy(t);
@@ -575,7 +574,7 @@ TEST_F(TreeBadInput, IdenticalPointsStopAtTheDepthCap) {
   EXPECT_EQ(st.source_leaf_max, 5000);
   EXPECT_EQ(st.cube_side, 1.0);
   for (int l = 0; l <= st.l_max; ++l) EXPECT_EQ(st.source_boxes[l], 1);
-  const gt::HostTree h = gt::to_host(*gpufmm::checked_tree(t)->tree);
+  const gpufmm_test::HostTree h = gpufmm_test::host_tree(t);
   EXPECT_EQ(gpufmm_test::check_tree(h, p, p), "");
   gpufmm_tree_destroy(t);
   o.max_level = 6;

@@ -1,14 +1,12 @@
 // The CUDA tree builder. Everything runs on the context's stream and stays on
-// the device; the host waits twice (for the depth and box counts, and for the
-// list sizes) to size the allocations. Produces exactly what the OpenMP
-// builder produces (src/cxx/tree/tree_cpu.cpp):
+// the device; the host waits twice (for the depth and box counts, to size the
+// allocations, and at the end). Produces exactly what the OpenMP builder
+// produces (src/cxx/tree/tree_cpu.cpp):
 //   keys       bounding box (two-stage reduction), cube, Morton keys, checks
 //   sort       cub::DeviceRadixSort::SortPairs (stable), inverse permutation
 //   hierarchy  histogram of common levels of neighbouring keys (-> depth and
 //              box counts per level), sync, cub::DeviceSelect of box starts
 //              level by level, parent/child links, centres
-//   lists      one warp per receiver box: neighbours, count, cub::DeviceScan,
-//              sync, fill
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
@@ -21,7 +19,6 @@
 #include <limits>
 
 #include "cuda/common/cuda_check.cuh"
-#include "tree/stencil.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm {
@@ -35,7 +32,6 @@ using cuda::check_launch;
 
 constexpr unsigned long long kNoneU = ULLONG_MAX;
 constexpr int kBlock = 256;
-constexpr int kWarpsPerBlock = kBlock / 32;
 constexpr unsigned kFull = 0xffffffffu;
 
 // Device-side bookkeeping, read back by the host at the two sync points.
@@ -45,7 +41,6 @@ struct Status {
   int cmax[2];
   Cube cube;
   long long selected[2][kMaxLevel + 1];  // boxes found per set and level
-  long long nnz[kNumLists];
 };
 
 struct Offsets {
@@ -67,7 +62,6 @@ __global__ void init_status_kernel(Status* st) {
     st->hist[i / (kMaxLevel + 1)][i % (kMaxLevel + 1)] = 0;
     st->selected[i / (kMaxLevel + 1)][i % (kMaxLevel + 1)] = 0;
   }
-  if (i < kNumLists) st->nnz[i] = 0;
 }
 
 // Per-block bounding box (6 values per block) and the first non-finite point.
@@ -247,200 +241,6 @@ __global__ void centers_kernel(const uint64_t* __restrict__ box_key, int64_t nb,
   }
 }
 
-// ---------------------------------------------------------------- lists
-//
-// Pass A (nbr_kernel): one warp per receiver box; lanes 0..26 look up the 27
-// same-level neighbour positions by binary search in the level's sorted
-// source keys, rank the hits and store them ascending in a 27-wide row.
-// Pass B (lists_kernel, count then fill): one warp per receiver box and no
-// search: lane j takes the j-th neighbour of the box's parent (M2L, type 1)
-// or of the box itself (type 2) and walks its (<= 8, contiguous) children;
-// warp scans turn the per-lane counts into write positions, so every row
-// comes out in ascending source order.
-
-struct ListArgs {
-  const uint64_t* skey;
-  const int32_t* schild;
-  Offsets soff;
-  const uint64_t* rkey;
-  const int32_t* rparent;
-  Offsets roff;
-  int l_max;
-  unsigned want;
-  int64_t rows;
-  int32_t* nb;   // [rows * 27] pass-A neighbours
-  uint8_t* nn;   // [rows]
-  int64_t* off[kNumLists];
-  int32_t* idx[kNumLists];
-  int32_t* cls[kNumLists];
-  double* eta[kNumLists];
-};
-
-__device__ __forceinline__ int warp_exclusive_scan(int v, int lane, int& total) {
-  int inc = v;
-  for (int o = 1; o < 32; o <<= 1) {
-    const int t = __shfl_up_sync(kFull, inc, o);
-    if (lane >= o) inc += t;
-  }
-  total = __shfl_sync(kFull, inc, 31);
-  return inc - v;
-}
-
-__device__ __forceinline__ int warp_sum(int v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-
-__device__ __forceinline__ int row_level(const Offsets& off, int l_max, int64_t row) {
-  int level = 0;
-  while (level < l_max && row >= off.v[level + 1]) ++level;
-  return level;
-}
-
-__global__ void __launch_bounds__(kBlock) nbr_kernel(ListArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= a.rows) return;  // uniform per warp
-  const int level = row_level(a.roff, a.l_max, row);
-  int32_t x, y, z;
-  morton_decode(a.rkey[row], x, y, z);
-  int32_t g = -1;
-  if (lane < 27) {
-    int dx, dy, dz;
-    stencil27(lane, dx, dy, dz);
-    const int64_t o = a.soff.v[level], n = a.soff.v[level + 1] - o;
-    if (n > 0) g = find_box(a.skey, o, n, level, x + dx, y + dy, z + dz);
-  }
-  int rank = 0;
-  for (int j = 0; j < 27; ++j) {
-    const int32_t v = __shfl_sync(kFull, g, j);
-    rank += (v >= 0 && v < g) ? 1 : 0;
-  }
-  const unsigned hits = __ballot_sync(kFull, g >= 0);
-  if (g >= 0) a.nb[row * 27 + rank] = g;
-  if (lane == 0) a.nn[row] = static_cast<uint8_t>(__popc(hits));
-}
-
-template <bool kFill>
-__global__ void __launch_bounds__(kBlock) lists_kernel(ListArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= a.rows) return;  // uniform per warp
-  const int level = row_level(a.roff, a.l_max, row);
-  int32_t x, y, z;
-  morton_decode(a.rkey[row], x, y, z);
-  const bool want_n = (a.want >> kNeighbors) & 1u, want_m = (a.want >> kM2L) & 1u,
-             want_1 = (a.want >> kType1) & 1u, want_2 = (a.want >> kType2) & 1u;
-  const int n_own = a.nn[row];
-
-  if (want_n) {
-    if (kFill) {
-      if (lane < n_own) a.idx[kNeighbors][a.off[kNeighbors][row] + lane] = a.nb[row * 27 + lane];
-    } else if (lane == 0) {
-      a.off[kNeighbors][row] = n_own;
-    }
-  }
-
-  if (want_m || want_1) {
-    // Lane j: children of the j-th neighbour of the parent (ascending).
-    const int32_t px = x >> 1, py = y >> 1, pz = z >> 1;
-    int32_t cb = 0, ce = 0, qx = 0, qy = 0, qz = 0;
-    if (level >= 1) {
-      const int32_t P = a.rparent[row];
-      if (lane < a.nn[P]) {
-        const int32_t q = a.nb[static_cast<int64_t>(P) * 27 + lane];
-        cb = a.schild[q];
-        ce = a.schild[q + 1];
-        morton_decode(a.skey[q], qx, qy, qz);
-      }
-    }
-    int cm = 0, c1 = 0;
-    for (int32_t c = cb; c < ce; ++c) {
-      const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-      const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u), cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
-                    cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
-      if (adjacent(cx - x, cy - y, cz - z)) continue;
-      ++cm;
-      if (!is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz))) ++c1;
-    }
-    if (!kFill) {
-      const int tm = warp_sum(cm), t1 = warp_sum(c1);
-      if (lane == 0) {
-        if (want_m) a.off[kM2L][row] = tm;
-        if (want_1) a.off[kType1][row] = t1;
-      }
-    } else {
-      int tm, t1;
-      int64_t pm = warp_exclusive_scan(cm, lane, tm), p1 = warp_exclusive_scan(c1, lane, t1);
-      if (want_m) pm += a.off[kM2L][row];
-      if (want_1) p1 += a.off[kType1][row];
-      for (int32_t c = cb; c < ce; ++c) {
-        const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-        const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u), cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
-                      cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
-        const int dx = cx - x, dy = cy - y, dz = cz - z;
-        if (adjacent(dx, dy, dz)) continue;
-        const int32_t cls = same_level_class(dx, dy, dz);
-        const double eta = same_level_eta(dx, dy, dz);
-        if (want_m) {
-          a.idx[kM2L][pm] = c;
-          a.cls[kM2L][pm] = cls;
-          a.eta[kM2L][pm] = eta;
-          ++pm;
-        }
-        if (want_1 && !is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz))) {
-          a.idx[kType1][p1] = c;
-          a.cls[kType1][p1] = cls;
-          a.eta[kType1][p1] = eta;
-          ++p1;
-        }
-      }
-    }
-  }
-
-  if (want_2) {
-    // This box as the parent: children of its own neighbours, one level down.
-    int32_t cb = 0, ce = 0, qx = 0, qy = 0, qz = 0;
-    if (level < a.l_max && lane < n_own) {
-      const int32_t q = a.nb[row * 27 + lane];
-      cb = a.schild[q];
-      ce = a.schild[q + 1];
-      morton_decode(a.skey[q], qx, qy, qz);
-    }
-    int c2 = 0;
-    for (int32_t c = cb; c < ce; ++c) {
-      const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-      if (is_type2(parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
-                   parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
-                   parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z)))
-        ++c2;
-    }
-    if (!kFill) {
-      const int t2 = warp_sum(c2);
-      if (lane == 0) a.off[kType2][row] = t2;
-    } else {
-      int t2;
-      int64_t p2 = warp_exclusive_scan(c2, lane, t2) + a.off[kType2][row];
-      for (int32_t c = cb; c < ce; ++c) {
-        const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-        const int ex = parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
-                  ey = parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
-                  ez = parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z);
-        if (!is_type2(ex, ey, ez)) continue;
-        a.idx[kType2][p2] = c;
-        a.cls[kType2][p2] = parent_class(ex, ey, ez);
-        a.eta[kType2][p2] = parent_eta(ex, ey, ez);
-        ++p2;
-      }
-    }
-  }
-}
-
-__global__ void totals_kernel(ListArgs a, Status* st) {
-  const int k = threadIdx.x;
-  if (k < kNumLists && ((a.want >> k) & 1u)) st->nnz[k] = a.off[k][a.rows];
-}
-
 // ---------------------------------------------------------------- host side
 
 class Events {
@@ -465,7 +265,6 @@ class Events {
     check(cudaEventElapsedTime(&ms, e_[a], e_[b]), "cudaEventElapsedTime");
     return 1e-3 * ms;
   }
-  void wait(int i) { check(cudaEventSynchronize(e_[i]), "cudaEventSynchronize"); }
   Events(const Events&) = delete;
   Events& operator=(const Events&) = delete;
 
@@ -510,7 +309,6 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   PointSet* sets[2] = {&t.src, &t.recv_own};
   const int64_t n[2] = {t.src.n, t.same_sets ? 0 : t.recv_own.n};
   const int64_t nmax = std::max(n[0], n[1]);
-  const int lcap = t.options.l_max >= 0 ? t.options.l_max : t.options.max_level;
 
   // ---- scratch sizes (CUB temp storage queried for the largest use)
   size_t cub_bytes = 0;
@@ -530,11 +328,6 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
                                 static_cast<int32_t*>(nullptr), static_cast<long long*>(nullptr),
                                 static_cast<int64_t>(nmax), LeafStart{nullptr, 0}, stream),
           "cub::DeviceSelect::If (size query)");
-    cub_bytes = std::max(cub_bytes, b);
-    const int64_t max_rows = (static_cast<int64_t>(lcap) + 1) * std::max<int64_t>(n[0], n[nsets - 1]) + 1;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<int64_t*>(nullptr),
-                                        static_cast<int64_t*>(nullptr), max_rows, stream),
-          "cub::DeviceScan::ExclusiveSum (size query)");
     cub_bytes = std::max(cub_bytes, b);
   }
   const unsigned gb[2] = {n[0] > 0 ? blocks_for(n[0], kBlock, grid_cap) : 0u,
@@ -562,7 +355,7 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   Status* st = cv.take<Status>(1);
   void* cub_tmp = cv.take<char>(static_cast<int64_t>(cub_bytes));
 
-  Events ev(6);
+  Events ev(5);
   ev.record(0, stream);
 
   // ---- upload (host coordinates only)
@@ -678,50 +471,7 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   }
   ev.record(4, stream);
 
-  // ---- lists: count, scan, sizes (sync 2), fill
-  const PointSet& R = t.receivers();
-  ListArgs a{};
-  a.skey = t.src.box_key;
-  a.schild = t.src.child_offset;
-  a.soff = offsets_of(t.src);
-  a.rkey = R.box_key;
-  a.rparent = R.parent;
-  a.roff = offsets_of(R);
-  a.l_max = L;
-  a.rows = R.nboxes;
-  a.want = 0;
-  for (int k = 0; k < kNumLists; ++k) {
-    List& l = t.lists[k];
-    if (!l.built) continue;
-    a.want |= 1u << k;
-    a.off[k] = l.offsets;
-  }
-  const bool any_rows = a.want != 0 && a.rows > 0;
-  const unsigned row_grid = static_cast<unsigned>((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  // 27 int32 neighbours and one uint8 count per receiver box.
-  cuda::StreamBuffer nb_buf(ctx, any_rows ? static_cast<size_t>(a.rows) * (27 * sizeof(int32_t) + 1) : 0,
-                            "tree neighbour table");
-  if (any_rows) {
-    a.nb = static_cast<int32_t*>(nb_buf.get());
-    a.nn = reinterpret_cast<uint8_t*>(a.nb + a.rows * 27);
-    nbr_kernel<<<row_grid, kBlock, 0, stream>>>(a);
-    check_launch("nbr_kernel");
-    lists_kernel<false><<<row_grid, kBlock, 0, stream>>>(a);
-    check_launch("lists_kernel<count>");
-  }
-  for (int k = 0; k < kNumLists; ++k) {
-    if (!((a.want >> k) & 1u)) continue;
-    check(cudaMemsetAsync(a.off[k] + a.rows, 0, sizeof(int64_t), stream), "cudaMemsetAsync");
-    if (a.rows > 0) {
-      size_t b = cub_bytes;
-      check(cub::DeviceScan::ExclusiveSum(cub_tmp, b, a.off[k], a.off[k], a.rows + 1, stream),
-            "cub::DeviceScan::ExclusiveSum (list offsets)");
-    }
-  }
-  if (a.want != 0) {
-    totals_kernel<<<1, 32, 0, stream>>>(a, st);
-    check_launch("totals_kernel");
-  }
+  // ---- sync 2: the box counts found
   check(cudaMemcpyAsync(&hs, st, sizeof(Status), cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync (tree status, device to host)");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -732,27 +482,10 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
               "tree build: found ", hs.selected[s][l], " boxes at level ", l,
               " where the key histogram predicted ", sets[s]->boxes_at(l));
   }
-  int64_t nnz[kNumLists];
-  for (int k = 0; k < kNumLists; ++k) nnz[k] = hs.nnz[k];
-  allocate_lists(t, nnz);
-  for (int k = 0; k < kNumLists; ++k) {
-    List& l = t.lists[k];
-    if (!l.built) continue;
-    a.idx[k] = l.index;
-    a.cls[k] = l.cls;
-    a.eta[k] = l.eta;
-  }
-  if (any_rows) {
-    lists_kernel<true><<<row_grid, kBlock, 0, stream>>>(a);
-    check_launch("lists_kernel<fill>");
-  }
-  ev.record(5, stream);
-  ev.wait(5);
   t.timings.upload = on_device ? 0.0 : ev.seconds(0, 1);
   t.timings.keys = ev.seconds(1, 2);
   t.timings.sort = ev.seconds(2, 3);
   t.timings.hierarchy = ev.seconds(3, 4);
-  t.timings.lists = ev.seconds(4, 5);
 }
 
 }  // namespace detail
