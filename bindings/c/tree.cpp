@@ -85,6 +85,7 @@ gpufmm_status_t gpufmm_tree_options_init(gpufmm_tree_options_t* opt) {
     opt->cube_given = 0;
     opt->cube_side = 0.0;
     opt->lists = GPUFMM_TREE_LISTS_ALL;
+    opt->kind = GPUFMM_TREE_UNIFORM;
   });
 }
 

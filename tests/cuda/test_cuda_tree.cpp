@@ -1,11 +1,13 @@
 // Octree on the CUDA backend: the GPU tree must equal the CPU tree bit for bit
-// (keys, permutations, boxes, centres, every list with classes and ratios)
+// (keys, permutations, boxes, centres, leaf flags, tight bounds, every list
+// with classes and ratios; uniform and adaptive trees)
 // for the same input, pass the independent checks of tests/common/tree_check.hpp
 // (brute-force lists, counting through the standard and modified stencils),
 // and fail on bad input exactly like the CPU. Skips without a device.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -140,6 +142,26 @@ TEST_F(GpuTree, DuplicatesClusteringAndListSubsets) {
     const std::vector<double> s = gpufmm_test::plummer(20000, 9), t = gpufmm_test::uniform_cube(7000, 10);
     EXPECT_EQ(gpufmm_test::compare_trees(build(gpu_, o3, s, &t), build(cpu_, o3, s, &t)), "")
         << "lists mask " << mask;
+  }
+}
+
+// Adaptive trees: GPU == CPU bit for bit (keys, boxes, leaf flags, bounds,
+// lists) on four distributions, fresh seeds, and the GPU tree passes the
+// adaptive invariants.
+TEST_F(GpuTree, AdaptiveEqualsCpu) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (Dist d : {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer, Dist::Clusters}) {
+    const std::vector<double> s = gpufmm_test::make_points(d, 30000, seed), r = gpufmm_test::make_points(d, 9000, seed + 1);
+    for (int same = 0; same < 2; ++same) {
+      gpufmm_test::TreeOptions o;
+      o.kind = gt::Kind::Adaptive;
+      o.s_max = 24;
+      const gpufmm_test::HostTree g = build(gpu_, o, s, same ? nullptr : &r), h = build(cpu_, o, s, same ? nullptr : &r);
+      EXPECT_EQ(gpufmm_test::compare_trees(g, h), "") << gpufmm_test::dist_name(d) << " same " << same;
+      EXPECT_EQ(gpufmm_test::check_adaptive_tree(g, s, r, o.s_max, o.max_level), "")
+          << gpufmm_test::dist_name(d) << " same " << same;
+    }
   }
 }
 

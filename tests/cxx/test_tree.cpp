@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -154,15 +155,83 @@ TEST_P(TreeDistributions, ListsMatchBruteForceAndEverySourceSeenOnce) {
   EXPECT_EQ(gpufmm_test::check_tree(t, src, recv), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllDistributions, TreeDistributions,
-    ::testing::Values(Case{Dist::Uniform, true}, Case{Dist::Uniform, false},
-                      Case{Dist::Ellipsoid, true}, Case{Dist::Ellipsoid, false},
-                      Case{Dist::Plummer, true}, Case{Dist::Plummer, false},
-                      Case{Dist::Clusters, true}, Case{Dist::Clusters, false}),
-    [](const ::testing::TestParamInfo<Case>& i) {
-      return std::string(gpufmm_test::dist_name(i.param.dist)) + (i.param.same ? "_same" : "_distinct");
-    });
+// Four distributions x (same, distinct sets).
+const Case kAllCases[] = {{Dist::Uniform, true},   {Dist::Uniform, false},  {Dist::Ellipsoid, true},
+                          {Dist::Ellipsoid, false}, {Dist::Plummer, true},  {Dist::Plummer, false},
+                          {Dist::Clusters, true},  {Dist::Clusters, false}};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+  return std::string(gpufmm_test::dist_name(i.param.dist)) + (i.param.same ? "_same" : "_distinct");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDistributions, TreeDistributions, ::testing::ValuesIn(kAllCases), case_name);
+
+// Adaptive trees: the invariants of check_adaptive_tree on four
+// distributions, equal and distinct sets, fresh seeds (printed on failure).
+class AdaptiveTreeDistributions : public CpuContext, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(AdaptiveTreeDistributions, InvariantsBoundsAndLists) {
+  const Case c = GetParam();
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<double> src = gpufmm_test::make_points(c.dist, c.same ? 12000 : 8000, seed);
+  const std::vector<double> recv = gpufmm_test::make_points(c.dist, 5000, seed + 1);
+  for (int s_max : {1, 16, 40}) {
+    gpufmm_test::TreeOptions o;
+    o.kind = gt::Kind::Adaptive;
+    o.s_max = s_max;
+    o.max_level = s_max == 1 ? 9 : gt::kMaxLevel;
+    const gpufmm_test::HostTree t = build_host(o, src, c.same ? nullptr : &recv);
+    EXPECT_GE(t.l_max, 2);
+    EXPECT_EQ(gpufmm_test::check_adaptive_tree(t, src, recv, o.s_max, o.max_level), "") << "s_max " << s_max;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDistributions, AdaptiveTreeDistributions, ::testing::ValuesIn(kAllCases),
+                         case_name);
+
+// Adaptive trees: identical points stop at max_level; small sets are one
+// leaf; the C option selects the kind (default uniform) and l_max must be -1.
+TEST_F(CpuContext, AdaptiveEdgeCasesAndCOption) {
+  std::vector<double> p;
+  for (int i = 0; i < 300; ++i) p.insert(p.end(), {0.3, -2.0, 7.0});
+  const std::vector<double> q = gpufmm_test::uniform_cube(200, 5);
+  p.insert(p.end(), q.begin(), q.end());
+  gpufmm_test::TreeOptions o;
+  o.kind = gt::Kind::Adaptive;
+  o.s_max = 8;
+  o.max_level = 12;
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
+  EXPECT_EQ(t.l_max, 12);
+  EXPECT_EQ(gpufmm_test::check_adaptive_tree(t, p, p, 8, 12), "");
+  o.s_max = 1000;
+  const gpufmm_test::HostTree one = build_host(o, p, nullptr);
+  EXPECT_EQ(one.l_max, 0);
+  EXPECT_EQ(one.src.nboxes(), 1);
+  EXPECT_EQ(gpufmm_test::check_adaptive_tree(one, p, p, 1000, 12), "");
+
+  gpufmm_tree_options_t c;
+  ASSERT_EQ(gpufmm_tree_options_init(&c), GPUFMM_SUCCESS);
+  EXPECT_EQ(c.kind, GPUFMM_TREE_UNIFORM);
+  c.kind = GPUFMM_TREE_ADAPTIVE;
+  c.s_max = 8;
+  c.max_level = 12;
+  const int64_t n = static_cast<int64_t>(p.size() / 3);
+  gpufmm_tree_t h = nullptr;
+  ASSERT_EQ(gpufmm_tree_build(ctx_, &c, n, p.data(), n, nullptr, &h), GPUFMM_SUCCESS) << gpufmm_last_error_message();
+  EXPECT_EQ(gpufmm_test::compare_trees(gpufmm_test::host_tree(h), t), "");
+  gpufmm_tree_stats_t st;
+  ASSERT_EQ(gpufmm_tree_stats(h, &st), GPUFMM_SUCCESS);
+  EXPECT_EQ(st.source_leaf_max, 300);  // the identical points
+  EXPECT_EQ(gpufmm_tree_destroy(h), GPUFMM_SUCCESS);
+  c.l_max = 3;
+  EXPECT_EQ(gpufmm_tree_build(ctx_, &c, n, p.data(), n, nullptr, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("l_max"), std::string::npos);
+  c.l_max = -1;
+  c.kind = 7;
+  EXPECT_EQ(gpufmm_tree_build(ctx_, &c, n, p.data(), n, nullptr, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("kind"), std::string::npos);
+}
 
 // A full 16^3 grid at level 4: interior boxes have exactly 27 neighbours,
 // 189 standard and 109 type-1 entries; interior level-3 boxes 80 type-2.

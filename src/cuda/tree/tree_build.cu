@@ -6,17 +6,23 @@
 //   sort       cub::DeviceRadixSort::SortPairs (stable), inverse permutation
 //   hierarchy  histogram of common levels of neighbouring keys (-> depth and
 //              box counts per level), sync, cub::DeviceSelect of box starts
-//              level by level, parent/child links, centres
+//              level by level, parent links (adaptive trees: cub::DeviceSelect
+//              of the children of crowded boxes, level by level, one sync
+//              per level), then child ranges, leaf flags and centres, and the
+//              tight bounds by cub::DeviceSegmentedReduce over every box
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "cuda/common/cuda_check.cuh"
 #include "tree/tree.hpp"
@@ -191,48 +197,79 @@ struct ParentStart {
 
 __global__ void leaf_boxes_kernel(const int32_t* __restrict__ starts, int64_t nl, int64_t n,
                                   const uint64_t* __restrict__ keys, int shift, int64_t off,
-                                  int32_t nb, uint64_t* __restrict__ box_key,
-                                  int32_t* __restrict__ pb, int32_t* __restrict__ pe,
-                                  int32_t* __restrict__ child) {
+                                  uint64_t* __restrict__ box_key,
+                                  int32_t* __restrict__ pb, int32_t* __restrict__ pe) {
   for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < nl;
        j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int32_t s = starts[j];
     box_key[off + j] = keys[s] >> shift;
     pb[off + j] = s;
     pe[off + j] = j + 1 < nl ? starts[j + 1] : static_cast<int32_t>(n);
-    child[off + j] = nb;
   }
 }
 
 __global__ void parent_boxes_kernel(const int32_t* __restrict__ starts, int64_t np, int64_t nc,
                                     int64_t po, int64_t co, uint64_t* __restrict__ box_key,
                                     int32_t* __restrict__ pb, int32_t* __restrict__ pe,
-                                    int32_t* __restrict__ child, int32_t* __restrict__ parent) {
+                                    int32_t* __restrict__ parent) {
   for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < np;
        p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t cb = starts[p], ce = p + 1 < np ? starts[p + 1] : nc;
     box_key[po + p] = box_key[co + cb] >> 3;
     pb[po + p] = pb[co + cb];
     pe[po + p] = pe[co + ce - 1];
-    child[po + p] = static_cast<int32_t>(co + cb);
     for (int64_t c = cb; c < ce; ++c) parent[co + c] = static_cast<int32_t>(po + p);
   }
 }
 
-__global__ void root_kernel(int32_t* parent, int32_t* child, int32_t nb) {
+__global__ void root_kernel(int32_t* parent) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) parent[0] = -1;
+}
+
+// Adaptive trees: the root level (key 0, all points).
+__global__ void adaptive_root_kernel(uint64_t* key, int32_t* begin, int32_t* end, int32_t* parent,
+                                     int32_t n) {
   if (threadIdx.x == 0 && blockIdx.x == 0) {
-    if (nb > 0) parent[0] = -1;
-    child[nb] = nb;
+    key[0] = 0;
+    begin[0] = 0;
+    end[0] = n;
+    parent[0] = -1;
   }
 }
 
-__global__ void centers_kernel(const uint64_t* __restrict__ box_key, int64_t nb, Offsets off,
-                               int l_max, const Status* __restrict__ st, double* __restrict__ center) {
+// Adaptive trees: the level-(l+1) boxes from their selected first points.
+__global__ void adaptive_level_kernel(const int32_t* __restrict__ starts, int64_t m, int64_t n,
+                                      AdaptiveStart a, int64_t po, uint64_t* __restrict__ key,
+                                      int32_t* __restrict__ begin, int32_t* __restrict__ end,
+                                      int32_t* __restrict__ parent) {
+  const int sh = level_shift(a.level + 1);
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < m;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int32_t s = starts[j], p = a.parent_of(s);
+    const int32_t stop = j + 1 < m ? starts[j + 1] : static_cast<int32_t>(n);
+    key[j] = a.keys[s] >> sh;
+    begin[j] = s;
+    end[j] = min(stop, a.end[p]);
+    parent[j] = static_cast<int32_t>(po + p);
+  }
+}
+
+// Child ranges (from the parent links), leaf flags and centres of every box.
+__global__ void finish_kernel(const uint64_t* __restrict__ box_key, const int32_t* __restrict__ parent,
+                              int64_t nb, Offsets off, int l_max, const Status* __restrict__ st,
+                              int32_t* __restrict__ child, uint8_t* __restrict__ leaf,
+                              double* __restrict__ center) {
   const Cube q = st->cube;
   for (int64_t b = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; b < nb;
        b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int l = 0;
     while (l < l_max && b >= off.v[l + 1]) ++l;
+    const int64_t on = off.v[l + 1], nn = l < l_max ? off.v[l + 2] - on : 0;
+    const int32_t cb = first_child(parent, on, nn, static_cast<int32_t>(b)),
+                  ce = first_child(parent, on, nn, static_cast<int32_t>(b + 1));
+    child[b] = cb;
+    leaf[b] = cb == ce ? 1 : 0;
+    if (b == 0) child[nb] = static_cast<int32_t>(nb);
     int32_t x, y, z;
     morton_decode(box_key[b], x, y, z);
     center[3 * b] = box_center(q, 0, l, x);
@@ -327,6 +364,11 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
     check(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0),
                                 static_cast<int32_t*>(nullptr), static_cast<long long*>(nullptr),
                                 static_cast<int64_t>(nmax), LeafStart{nullptr, 0}, stream),
+          "cub::DeviceSelect::If (size query)");
+    cub_bytes = std::max(cub_bytes, b);
+    check(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0),
+                                static_cast<int32_t*>(nullptr), static_cast<long long*>(nullptr),
+                                static_cast<int64_t>(nmax), AdaptiveStart{}, stream),
           "cub::DeviceSelect::If (size query)");
     cub_bytes = std::max(cub_bytes, b);
   }
@@ -431,15 +473,87 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
       scans[s].hist[c] = s < nsets ? static_cast<int64_t>(hs.hist[s][c]) : 0;
     scans[s].cmax = s < nsets ? hs.cmax[s] : -1;
   }
-  finish_levels(t, scans);
-  allocate_boxes(t);
+  // ---- hierarchy: boxes and parent links
+  const bool adaptive = t.options.kind == Kind::Adaptive;
+  // Adaptive trees: per set and level, keys, point ranges and parents.
+  struct Level {
+    std::unique_ptr<cuda::StreamBuffer> buf;
+    uint64_t* key;
+    int32_t *begin, *end, *parent;
+    int64_t count;
+  };
+  std::vector<Level> lv[2];
+  auto new_level = [&](int64_t m) {
+    Level v;
+    v.buf = std::make_unique<cuda::StreamBuffer>(ctx, static_cast<size_t>(m) * 20 + 4 * 256, "adaptive tree level");
+    Carve c{static_cast<char*>(v.buf->get())};
+    v.key = c.take<uint64_t>(m);
+    v.begin = c.take<int32_t>(m);
+    v.end = c.take<int32_t>(m);
+    v.parent = c.take<int32_t>(m);
+    v.count = m;
+    return v;
+  };
+  if (adaptive) {
+    for (int s = 0; s < nsets; ++s) {
+      PointSet& ps = *sets[s];
+      ps.level_offset.assign(1, 0);
+      if (n[s] == 0) continue;
+      lv[s].push_back(new_level(1));
+      adaptive_root_kernel<<<1, 1, 0, stream>>>(lv[s][0].key, lv[s][0].begin, lv[s][0].end,
+                                                 lv[s][0].parent, static_cast<int32_t>(n[s]));
+      check_launch("adaptive_root_kernel");
+      ps.level_offset.push_back(1);
+      for (int l = 0; l < t.options.max_level; ++l) {
+        const Level& cur = lv[s].back();
+        const AdaptiveStart a{ps.keys, cur.key, cur.begin, cur.end, cur.count, l, t.options.s_max};
+        size_t b = cub_bytes;
+        check(cub::DeviceSelect::If(cub_tmp, b, thrust::counting_iterator<int>(0), starts,
+                                    &st->selected[s][l + 1], n[s], a, stream),
+              "cub::DeviceSelect::If (adaptive boxes)");
+        long long m = 0;
+        check(cudaMemcpyAsync(&m, &st->selected[s][l + 1], sizeof m, cudaMemcpyDeviceToHost, stream),
+              "cudaMemcpyAsync (box count, device to host)");
+        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        if (m == 0) break;
+        Level next = new_level(m);
+        adaptive_level_kernel<<<blocks_for(m, kBlock, grid_cap), kBlock, 0, stream>>>(
+            starts, m, n[s], a, ps.level_offset[static_cast<size_t>(l)], next.key, next.begin, next.end,
+            next.parent);
+        check_launch("adaptive_level_kernel");
+        lv[s].push_back(std::move(next));
+        ps.level_offset.push_back(ps.level_offset.back() + m);
+      }
+      ps.nboxes = ps.level_offset.back();
+    }
+    finish_adaptive_levels(t);
+    allocate_boxes(t);
+    for (int s = 0; s < nsets; ++s) {
+      PointSet& ps = *sets[s];
+      for (size_t l = 0; l < lv[s].size(); ++l) {
+        const Level& v = lv[s][l];
+        const int64_t o = ps.level_offset[l];
+        check(cudaMemcpyAsync(ps.box_key + o, v.key, sizeof(uint64_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+        check(cudaMemcpyAsync(ps.point_begin + o, v.begin, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice,
+                              stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+        check(cudaMemcpyAsync(ps.point_end + o, v.end, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+        check(cudaMemcpyAsync(ps.parent + o, v.parent, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+      }
+    }
+  } else {
+    finish_levels(t, scans);
+    allocate_boxes(t);
+  }
 
-  // ---- hierarchy: boxes, links, centres
   const int L = t.l_max;
   for (int s = 0; s < nsets; ++s) {
     PointSet& ps = *sets[s];
     const int32_t nb = static_cast<int32_t>(ps.nboxes);
-    if (n[s] > 0) {
+    if (n[s] > 0 && !adaptive) {
       const std::vector<int64_t>& off = ps.level_offset;
       const int sh = level_shift(L);
       size_t b = cub_bytes;
@@ -448,8 +562,7 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
             "cub::DeviceSelect::If (leaf boxes)");
       const int64_t nl = off[L + 1] - off[L];
       leaf_boxes_kernel<<<blocks_for(nl, kBlock, grid_cap), kBlock, 0, stream>>>(
-          starts, nl, n[s], ps.keys, sh, off[L], nb, ps.box_key, ps.point_begin, ps.point_end,
-          ps.child_offset);
+          starts, nl, n[s], ps.keys, sh, off[L], ps.box_key, ps.point_begin, ps.point_end);
       check_launch("leaf_boxes_kernel");
       for (int l = L - 1; l >= 0; --l) {
         const int64_t co = off[l + 1], nc = off[l + 2] - off[l + 1], po = off[l], np = off[l + 1] - off[l];
@@ -458,16 +571,31 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
                                     &st->selected[s][l], nc, ParentStart{ps.box_key + co}, stream),
               "cub::DeviceSelect::If (parent boxes)");
         parent_boxes_kernel<<<blocks_for(np, kBlock, grid_cap), kBlock, 0, stream>>>(
-            starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.child_offset,
-            ps.parent);
+            starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.parent);
         check_launch("parent_boxes_kernel");
       }
-      centers_kernel<<<blocks_for(nb, kBlock, grid_cap), kBlock, 0, stream>>>(
-          ps.box_key, nb, offsets_of(ps), L, st, ps.center);
-      check_launch("centers_kernel");
+      root_kernel<<<1, 1, 0, stream>>>(ps.parent);
+      check_launch("root_kernel");
     }
-    root_kernel<<<1, 1, 0, stream>>>(ps.parent, ps.child_offset, nb);
-    check_launch("root_kernel");
+    // ---- child ranges, leaf flags, centres, tight bounds (both kinds)
+    if (nb == 0) {
+      check(cudaMemsetAsync(ps.child_offset, 0, sizeof(int32_t), stream), "cudaMemsetAsync");
+      continue;
+    }
+    finish_kernel<<<blocks_for(nb, kBlock, grid_cap), kBlock, 0, stream>>>(
+        ps.box_key, ps.parent, nb, offsets_of(ps), L, st, ps.child_offset, ps.leaf, ps.center);
+    check_launch("finish_kernel");
+    const auto pts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                                     PointBounds{coords[s], ps.perm});
+    const Bounds none{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+    size_t rb = 0;
+    check(cub::DeviceSegmentedReduce::Reduce(nullptr, rb, pts, ps.bounds, nb, ps.point_begin, ps.point_end,
+                                             BoundsMerge{}, none, stream),
+          "cub::DeviceSegmentedReduce::Reduce (size query)");
+    cuda::StreamBuffer rtmp(ctx, std::max<size_t>(rb, 1), "tree bounds temporaries");
+    check(cub::DeviceSegmentedReduce::Reduce(rtmp.get(), rb, pts, ps.bounds, nb, ps.point_begin,
+                                             ps.point_end, BoundsMerge{}, none, stream),
+          "cub::DeviceSegmentedReduce::Reduce (box bounds)");
   }
   ev.record(4, stream);
 
@@ -475,7 +603,7 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   check(cudaMemcpyAsync(&hs, st, sizeof(Status), cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync (tree status, device to host)");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  for (int s = 0; s < nsets; ++s) {
+  for (int s = 0; s < nsets && !adaptive; ++s) {
     if (n[s] == 0) continue;
     for (int l = 0; l <= L; ++l)
       require(hs.selected[s][l] == sets[s]->boxes_at(l), GPUFMM_ERROR_INTERNAL,

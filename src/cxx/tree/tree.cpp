@@ -30,6 +30,7 @@ Options options_from_c(const gpufmm_tree_options_t* opt) {
   o.cube_given = opt->cube_given != 0;
   for (int k = 0; k < 3; ++k) o.cube_center[k] = opt->cube_center[k];
   o.cube_side = opt->cube_side;
+  o.kind = static_cast<Kind>(opt->kind);
   return o;
 }
 
@@ -37,6 +38,12 @@ void validate_options(const Options& o) {
   require(o.l_max >= -1 && o.l_max <= kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'l_max' = ", o.l_max, " is not -1 (derive from s_max) or in 0..",
           kMaxLevel, " (GPUFMM_TREE_MAX_LEVEL)");
+  require(o.kind == Kind::Uniform || o.kind == Kind::Adaptive, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'kind' = ", static_cast<int>(o.kind),
+          " is not GPUFMM_TREE_UNIFORM or GPUFMM_TREE_ADAPTIVE");
+  require(o.kind == Kind::Uniform || o.l_max == -1, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'l_max' = ", o.l_max, " must be -1 for an adaptive tree (kind = "
+          "GPUFMM_TREE_ADAPTIVE): its depth follows from s_max and max_level");
   if (o.l_max == -1) {
     require(o.s_max >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 's_max' = ", o.s_max,
             " must be >= 1 when l_max = -1");
@@ -148,8 +155,31 @@ void allocate_boxes(Tree& t) {
     slab.add(&ps.child_offset, nb + 1);
     slab.add(&ps.point_begin, nb);
     slab.add(&ps.point_end, nb);
+    slab.add(&ps.bounds, nb);
+    slab.add(&ps.leaf, nb);
   }
   slab.allocate(t.memory, "tree boxes");
+}
+
+void finish_adaptive_levels(Tree& t) {
+  int deepest = 0;
+  for (int s = 0; s < (t.same_sets ? 1 : 2); ++s) {
+    const PointSet& ps = s == 0 ? t.src : t.recv_own;
+    deepest = std::max(deepest, static_cast<int>(ps.level_offset.size()) - 2);
+  }
+  t.l_max = deepest;
+  for (int s = 0; s < 2; ++s) {
+    PointSet& ps = s == 0 ? t.src : t.recv_own;
+    if (s == 1 && t.same_sets) {
+      ps.level_offset.clear();
+      ps.nboxes = 0;
+      continue;
+    }
+    const int64_t last = ps.level_offset.empty() ? 0 : ps.level_offset.back();
+    ps.level_offset.resize(static_cast<size_t>(t.l_max) + 2, last);
+    ps.nboxes = last;
+  }
+  check_box_counts(t);
 }
 
 }  // namespace detail
@@ -212,6 +242,8 @@ HostPointSet host_set(const Tree& t, const PointSet& s) {
   h.point_begin = host_copy(t, s.point_begin, s.nboxes);
   h.point_end = host_copy(t, s.point_end, s.nboxes);
   h.center = host_copy(t, s.center, 3 * s.nboxes);
+  h.bounds = host_copy(t, s.bounds, s.nboxes);
+  h.leaf = host_copy(t, s.leaf, s.nboxes);
   return h;
 }
 }  // namespace
@@ -233,14 +265,16 @@ void leaf_stats(const Tree& t, const PointSet& s, int64_t& mn, int64_t& mx, doub
   mn = mx = 0;
   mean = 0;
   if (s.n == 0 || s.nboxes == 0) return;
-  const int64_t lo = s.level_offset[t.l_max], nl = s.boxes_at(t.l_max);
-  std::vector<int32_t> b = host_copy(t, s.point_begin + lo, nl), e = host_copy(t, s.point_end + lo, nl);
-  int64_t sum = 0;
-  for (int64_t i = 0; i < nl; ++i) {
+  const std::vector<int32_t> b = host_copy(t, s.point_begin, s.nboxes), e = host_copy(t, s.point_end, s.nboxes);
+  const std::vector<uint8_t> leaf = host_copy(t, s.leaf, s.nboxes);
+  int64_t sum = 0, nl = 0;
+  for (int64_t i = 0; i < s.nboxes; ++i) {
+    if (!leaf[i]) continue;
     const int64_t c = e[i] - b[i];
-    mn = i == 0 ? c : std::min(mn, c);
-    mx = i == 0 ? c : std::max(mx, c);
+    mn = nl == 0 ? c : std::min(mn, c);
+    mx = nl == 0 ? c : std::max(mx, c);
     sum += c;
+    ++nl;
   }
   mean = static_cast<double>(sum) / static_cast<double>(nl);
 }

@@ -18,12 +18,16 @@
 
 #include "core/context.hpp"
 #include "gpufmm.h"
+#include "tree/hierarchy.hpp"
 #include "tree/morton.hpp"
 
 namespace gpufmm {
 namespace tree {
 
+enum class Kind { Uniform = 0, Adaptive = 1 };
+
 struct Options {
+  Kind kind = Kind::Uniform;  // Adaptive: split boxes with more than s_max points
   int l_max = -1;          // >= 0: this depth; -1: derived from s_max
   int s_max = 64;          // points per finest box (when l_max == -1)
   int max_level = kMaxLevel;  // cap on the derived depth
@@ -53,6 +57,8 @@ struct PointSet {
   int32_t* point_begin = nullptr;   // [nboxes] sorted points of b: [point_begin[b], point_end[b])
   int32_t* point_end = nullptr;     // [nboxes]
   double* center = nullptr;         // [3 * nboxes] box centres, xyz of box b at 3b
+  Bounds* bounds = nullptr;         // [nboxes] tight bounding box of the box's points
+  uint8_t* leaf = nullptr;          // [nboxes] 1: the box has no children
 
   int64_t boxes_at(int level) const {
     return level_offset[level + 1] - level_offset[level];
@@ -150,6 +156,8 @@ void allocate_points(Tree& t);  // keys, perm, iperm of both sets
 void finish_levels(Tree& t, const LevelScan scans[2]);
 // Box arrays of both sets.
 void allocate_boxes(Tree& t);
+// Adaptive trees: sets l_max from the sets' level offsets (already filled).
+void finish_adaptive_levels(Tree& t);
 }  // namespace detail
 
 // ---------------------------------------------------------------- host copies
@@ -161,6 +169,8 @@ struct HostPointSet {
   std::vector<uint64_t> box_key;
   std::vector<int32_t> parent, child_offset, point_begin, point_end;
   std::vector<double> center;
+  std::vector<Bounds> bounds;
+  std::vector<uint8_t> leaf;
   int64_t nboxes() const { return static_cast<int64_t>(box_key.size()); }
 };
 

@@ -156,14 +156,12 @@ void require_count(int64_t got, int64_t expected, const char* what) {
           " differs from the expected ", expected);
 }
 
-// Boxes of every level of one set, from its sorted keys.
+// Boxes of every level of one set of a uniform tree, from its sorted keys:
+// keys, point ranges, parents (finish_boxes adds the rest).
 void build_boxes(Tree& t, PointSet& ps) {
   const int L = t.l_max;
-  const int64_t n = ps.n, nb = ps.nboxes;
-  if (n == 0) {
-    ps.child_offset[0] = 0;
-    return;
-  }
+  const int64_t n = ps.n;
+  if (n == 0) return;
   const std::vector<int64_t>& off = ps.level_offset;
   std::vector<int32_t> starts(static_cast<size_t>(std::max<int64_t>(n, 1)));
   {
@@ -179,7 +177,6 @@ void build_boxes(Tree& t, PointSet& ps) {
       ps.box_key[o + j] = k[s] >> sh;
       ps.point_begin[o + j] = s;
       ps.point_end[o + j] = j + 1 < nl ? starts[j + 1] : static_cast<int32_t>(n);
-      ps.child_offset[o + j] = static_cast<int32_t>(nb);
     }
   }
   for (int l = L - 1; l >= 0; --l) {
@@ -194,21 +191,106 @@ void build_boxes(Tree& t, PointSet& ps) {
       ps.box_key[po + p] = ck[cb] >> 3;
       ps.point_begin[po + p] = ps.point_begin[co + cb];
       ps.point_end[po + p] = ps.point_end[co + ce - 1];
-      ps.child_offset[po + p] = static_cast<int32_t>(co + cb);
       for (int64_t c = cb; c < ce; ++c) ps.parent[co + c] = static_cast<int32_t>(po + p);
     }
   }
   ps.parent[0] = -1;
+}
+
+// One level of an adaptive set, held until the box counts are known.
+struct LevelBoxes {
+  std::vector<uint64_t> key;
+  std::vector<int32_t> begin, end, parent;  // parent: global index
+};
+
+// The levels of one set of an adaptive tree: level 0 is the root; the boxes
+// of level l+1 are the children of the level-l boxes holding more than s_max
+// points (AdaptiveStart), up to max_level. Sets the level offsets.
+std::vector<LevelBoxes> adaptive_levels(const Tree& t, PointSet& ps) {
+  std::vector<LevelBoxes> lv;
+  ps.level_offset.assign(1, 0);
+  const int64_t n = ps.n;
+  if (n == 0) return lv;
+  lv.push_back({{0}, {0}, {static_cast<int32_t>(n)}, {-1}});
+  ps.level_offset.push_back(1);
+  std::vector<int32_t> starts(static_cast<size_t>(n));
+  for (int l = 0; l < t.options.max_level; ++l) {
+    const LevelBoxes& cur = lv.back();
+    const AdaptiveStart a{ps.keys, cur.key.data(), cur.begin.data(), cur.end.data(),
+                          static_cast<int64_t>(cur.key.size()), l, t.options.s_max};
+    const int64_t m = parallel_select(n, a, starts.data());
+    if (m == 0) break;
+    LevelBoxes next;
+    next.key.resize(static_cast<size_t>(m));
+    next.begin.resize(static_cast<size_t>(m));
+    next.end.resize(static_cast<size_t>(m));
+    next.parent.resize(static_cast<size_t>(m));
+    const int64_t po = ps.level_offset[static_cast<size_t>(l)];
+    const int sh = level_shift(l + 1);
+#pragma omp parallel for num_threads(team_for(m)) schedule(static)
+    for (int64_t j = 0; j < m; ++j) {
+      const int32_t s = starts[j], p = a.parent_of(s);
+      const int32_t stop = j + 1 < m ? starts[j + 1] : static_cast<int32_t>(n);
+      next.key[j] = ps.keys[s] >> sh;
+      next.begin[j] = s;
+      next.end[j] = std::min(stop, cur.end[p]);
+      next.parent[j] = static_cast<int32_t>(po + p);
+    }
+    lv.push_back(std::move(next));
+    ps.level_offset.push_back(ps.level_offset.back() + m);
+  }
+  ps.nboxes = ps.level_offset.back();
+  return lv;
+}
+
+// Copies the levels of an adaptive set into its (allocated) box arrays.
+void store_levels(PointSet& ps, const std::vector<LevelBoxes>& lv) {
+  for (size_t l = 0; l < lv.size(); ++l) {
+    const int64_t o = ps.level_offset[l];
+    std::copy(lv[l].key.begin(), lv[l].key.end(), ps.box_key + o);
+    std::copy(lv[l].begin.begin(), lv[l].begin.end(), ps.point_begin + o);
+    std::copy(lv[l].end.begin(), lv[l].end.end(), ps.point_end + o);
+    std::copy(lv[l].parent.begin(), lv[l].parent.end(), ps.parent + o);
+  }
+}
+
+// Child ranges, leaf flags, centres and tight bounds of every box of one set
+// (both kinds of tree), from keys, point ranges and parents.
+void finish_boxes(const Tree& t, PointSet& ps, const double* xyz) {
+  const int64_t nb = ps.nboxes;
+  const int L = t.l_max;
+  const std::vector<int64_t>& off = ps.level_offset;
   ps.child_offset[nb] = static_cast<int32_t>(nb);
   const Cube q = t.cube;
 #pragma omp parallel for num_threads(team_for(nb)) schedule(static)
   for (int64_t b = 0; b < nb; ++b) {
     const int l = static_cast<int>(std::upper_bound(off.begin(), off.end(), b) - off.begin()) - 1;
+    const int64_t on = off[std::min(l + 1, L + 1)], nn = l < L ? off[l + 2] - on : 0;
+    const int32_t cb = first_child(ps.parent, on, nn, static_cast<int32_t>(b)),
+                  ce = first_child(ps.parent, on, nn, static_cast<int32_t>(b + 1));
+    ps.child_offset[b] = cb;
+    ps.leaf[b] = cb == ce ? 1 : 0;
     int32_t x, y, z;
     morton_decode(ps.box_key[b], x, y, z);
     ps.center[3 * b] = box_center(q, 0, l, x);
     ps.center[3 * b + 1] = box_center(q, 1, l, y);
     ps.center[3 * b + 2] = box_center(q, 2, l, z);
+  }
+  // Bounds, finest level first: a leaf from its points, a parent from its children.
+  const PointBounds pt{xyz, ps.perm};
+  for (int l = L; l >= 0; --l) {
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t b = off[l]; b < off[l + 1]; ++b) {
+      Bounds r;
+      if (ps.leaf[b]) {
+        r = pt(ps.point_begin[b]);
+        for (int64_t i = ps.point_begin[b] + 1; i < ps.point_end[b]; ++i) r = bounds_merge(r, pt(i));
+      } else {
+        r = ps.bounds[ps.child_offset[b]];
+        for (int32_t c = ps.child_offset[b] + 1; c < ps.child_offset[b + 1]; ++c) r = bounds_merge(r, ps.bounds[c]);
+      }
+      ps.bounds[b] = r;
+    }
   }
 }
 
@@ -261,18 +343,27 @@ void build_cpu(Tree& t, const double* src, const double* recv) {
   t.timings.sort = t0 - t1;
 
   // ---- hierarchy
-  LevelScan scans[2];
-  for (int s = 0; s < 2; ++s) {
-    if (s < nsets) {
-      scans[s] = scan_levels(sets[s]->keys, sets[s]->n, t.options.l_max < 0 ? t.options.s_max : 0);
-    } else {
-      std::fill(scans[s].hist, scans[s].hist + kMaxLevel + 1, 0);
-      scans[s].cmax = -1;
+  if (t.options.kind == Kind::Adaptive) {
+    std::vector<LevelBoxes> lv[2];
+    for (int s = 0; s < nsets; ++s) lv[s] = adaptive_levels(t, *sets[s]);
+    finish_adaptive_levels(t);
+    allocate_boxes(t);
+    for (int s = 0; s < nsets; ++s) store_levels(*sets[s], lv[s]);
+  } else {
+    LevelScan scans[2];
+    for (int s = 0; s < 2; ++s) {
+      if (s < nsets) {
+        scans[s] = scan_levels(sets[s]->keys, sets[s]->n, t.options.l_max < 0 ? t.options.s_max : 0);
+      } else {
+        std::fill(scans[s].hist, scans[s].hist + kMaxLevel + 1, 0);
+        scans[s].cmax = -1;
+      }
     }
+    finish_levels(t, scans);
+    allocate_boxes(t);
+    for (int s = 0; s < nsets; ++s) build_boxes(t, *sets[s]);
   }
-  finish_levels(t, scans);
-  allocate_boxes(t);
-  for (int s = 0; s < nsets; ++s) build_boxes(t, *sets[s]);
+  for (int s = 0; s < nsets; ++s) finish_boxes(t, *sets[s], coords[s]);
   t1 = omp_get_wtime();
   t.timings.hierarchy = t1 - t0;
 
