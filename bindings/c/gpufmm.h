@@ -535,11 +535,76 @@ gpufmm_status_t gpufmm_laplace(gpufmm_context_t ctx, double eps, int64_t nsrc, c
  * GPUFMM_FLOAT64 or GPUFMM_FLOAT32 (the arithmetic; host data are double).
  * Runs on the context's backend: OpenMP on the CPU, a shared-memory tiled
  * kernel on a GPU. targets == NULL: at the sources (no self term).
- * Arguments and errors as gpufmm_laplace_plan_create + evaluate. */
+ * Arguments and errors as gpufmm_laplace_plan_create + evaluate. The same
+ * code as gpufmm_direct with GPUFMM_KERNEL_LAPLACE, which has no dipoles. */
 gpufmm_status_t gpufmm_laplace_direct(gpufmm_context_t ctx, int precision, int64_t nsrc,
                                       const double* sources, const double* charges,
                                       const double* dipoles, int64_t ntrg, const double* targets,
                                       double* pot, double* grad);
+
+/* ------------------------------------------------------------------------ */
+/* Pair kernels and the direct sum for every kernel                           */
+/* ------------------------------------------------------------------------ */
+
+/* The interaction G(y, x) between a target y and a source x, r = |y - x|.
+ * The potential at y is sum_j q_j G(y, x_j) (plus, for Laplace, the dipole
+ * terms of gpufmm_laplace_direct); no 1/(4 pi) factor. */
+typedef enum gpufmm_kernel_type_e {
+  GPUFMM_KERNEL_LAPLACE = 0,             /* 1/r; charges and dipoles; no params          */
+  GPUFMM_KERNEL_YUKAWA = 1,              /* exp(-kappa r)/r; params {kappa >= 0}         */
+  GPUFMM_KERNEL_REGULARIZED_LAPLACE = 2, /* 1/s, s = sqrt(r^2 + delta^2); {delta > 0}    */
+  GPUFMM_KERNEL_REGULARIZED_YUKAWA = 3   /* exp(-kappa s)/s; params {kappa >= 0, delta > 0} */
+} gpufmm_kernel_type_t;
+
+#define GPUFMM_KERNEL_MAX_PARAMS 4
+
+/* A kernel: its type (a gpufmm_kernel_type_t) and parameters, in the order
+ * the type's comment lists them; unused entries are 0. Fill it with
+ * gpufmm_kernel_init, which validates the parameters. Coincident pairs
+ * (r = 0): the singular kernels (Laplace, Yukawa) leave them out (no self
+ * term); the regularized kernels include them, G(0) = 1/delta (times
+ * exp(-kappa delta)), with zero gradient. */
+typedef struct gpufmm_kernel_s {
+  int type;
+  int nparams;
+  double params[GPUFMM_KERNEL_MAX_PARAMS];
+} gpufmm_kernel_t;
+
+/* Sets *kernel to `type` with nparams parameters from params (NULL when
+ * nparams = 0). Example: double kappa = 0.5;
+ * gpufmm_kernel_init(&k, GPUFMM_KERNEL_YUKAWA, 1, &kappa).
+ * Errors: INVALID_ARGUMENT (kernel NULL, an unknown type, nparams not the
+ * type's count, a parameter out of its range or not finite); *kernel is
+ * untouched then. */
+gpufmm_status_t gpufmm_kernel_init(gpufmm_kernel_t* kernel, int type, int nparams, const double* params);
+
+/* Direct summation of kernel `kernel`, O(nsrc * ntrg), with charges:
+ *   pot[i]  = sum_j charges[j] G(targets_i, sources_j)
+ *   grad[i] = gradient of pot with respect to the target (3 values).
+ * sources 3 x nsrc, targets 3 x ntrg (xyz of a point together), charges
+ * nsrc, pot ntrg, grad 3 x ntrg (pot or grad may be NULL: not wanted, not
+ * both). targets == NULL: at the sources (ntrg ignored; the singular
+ * kernels then leave out each point's own term). precision GPUFMM_FLOAT64 or
+ * GPUFMM_FLOAT32 is the arithmetic; data are double. Runs on the context's
+ * backend: OpenMP on the CPU, a shared-memory tiled kernel on a GPU.
+ * Errors: INVALID_HANDLE (ctx), INVALID_ARGUMENT (kernel NULL or invalid,
+ * precision, a negative count, a NULL array that holds values, a NaN or Inf
+ * coordinate or charge: the message names the argument and the index),
+ * OUT_OF_MEMORY, DEVICE. The outputs are untouched on any error. */
+gpufmm_status_t gpufmm_direct(gpufmm_context_t ctx, const gpufmm_kernel_t* kernel, int precision, int64_t nsrc,
+                              const double* sources, const double* charges, int64_t ntrg, const double* targets,
+                              double* pot, double* grad);
+
+/* The same on gpufmm arrays (dtype GPUFMM_FLOAT64, any rank) of one context,
+ * the data staying where they are (device memory on a GPU context):
+ * sources 3 nsrc elements, charges nsrc, targets 3 ntrg (a NULL handle: at
+ * the sources), pot ntrg and grad 3 ntrg (NULL handles: not wanted, not
+ * both). Errors as gpufmm_direct, plus INVALID_HANDLE (a non-NULL handle
+ * that is not a live array), TYPE_MISMATCH (dtype), SIZE_MISMATCH (element
+ * counts that disagree), INVALID_ARGUMENT (arrays of different contexts). */
+gpufmm_status_t gpufmm_direct_arrays(const gpufmm_kernel_t* kernel, int precision, gpufmm_array_t sources,
+                                     gpufmm_array_t charges, gpufmm_array_t targets, gpufmm_array_t pot,
+                                     gpufmm_array_t grad);
 
 #ifdef __cplusplus
 } /* extern "C" */

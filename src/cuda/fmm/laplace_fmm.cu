@@ -29,6 +29,7 @@
 
 #include "cuda/fmm/laplace_kernels.cuh"
 #include "cuda/fmm/laplace_m2l_group.cuh"
+#include "cuda/nearfield/p2p.cuh"
 #include "fmm/laplace_gpu.hpp"
 #include "tree/tree.hpp"
 
@@ -42,6 +43,7 @@ using gpufmm::cuda::check_launch;
 using gpufmm::cuda::clear_last_error;
 using gpufmm::cuda::StreamBuffer;
 using gpufmm::cuda::stream_of;
+namespace nf = gpufmm::nearfield::cuda;
 
 namespace {
 
@@ -467,23 +469,16 @@ struct Eval {
     const int64_t b0 = R.level_offset[L];
     const double* txyz = G.txyz;
     if (G.k.p2p) {
-      k_p2p_tpt<T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
-          P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
+      nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
+          kernels::Laplace<T>{}, P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
     } else {
       const unsigned blocks =
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
-      k_p2p_bpb<T, kC, kD, kG><<<blocks, kP2PBlock, 0, s>>>(b0, G.p2p_nunits, G.p2p_units, dev_set(R), dev_set(S),
-                                                             dev_list(nb), G.sxyz, txyz, q, d, pot, grad);
+      nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG><<<blocks, nf::kP2PBlock, 0, s>>>(
+          kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, dev_set(R), dev_set(S), dev_list(nb), G.sxyz, txyz, q,
+          d, pot, grad);
     }
     check_launch("laplace P2P kernel");
-  }
-
-  template <bool kC, bool kD>
-  void p2p_g(bool want_grad, const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
-    if (want_grad)
-      p2p_launch<kC, kD, true>(q, d, pot, grad, s);
-    else
-      p2p_launch<kC, kD, false>(q, d, pot, grad, s);
   }
 
   // Device pointers of one evaluate: the inputs in the user's order (device
@@ -532,12 +527,9 @@ struct Eval {
       }
       mark(6, sn, capturing);
       if (ns > 0 && nt > 0) {
-        if (q && d)
-          p2p_g<true, true>(ng != nullptr, q, d, np, ng, sn);
-        else if (q)
-          p2p_g<true, false>(ng != nullptr, q, d, np, ng, sn);
-        else
-          p2p_g<false, true>(ng != nullptr, q, d, np, ng, sn);
+        kernels::with_sources<true>(q != nullptr, d != nullptr, ng != nullptr, [&](auto c_, auto d_, auto g_) {
+          p2p_launch<decltype(c_)::value, decltype(d_)::value, decltype(g_)::value>(q, d, np, ng, sn);
+        });
       } else if (nt > 0) {
         if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nt) * sizeof(T), sn));
         if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(3 * nt) * sizeof(T), sn));
@@ -852,8 +844,8 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   int32_t* cnt = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
   int32_t* first = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
   int64_t* near = static_cast<int64_t*>(talloc(sizeof(int64_t) * nb));
-  k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
-                                                          dev_list(P.lists->list[lists::kNeighbors]), cnt, near);
+  nf::k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
+                                                              dev_list(P.lists->list[lists::kNeighbors]), cnt, near);
   check_launch("laplace P2P unit count kernel");
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nb, 0, sizeof(int32_t), s0));
   size_t b_scan = 0;
@@ -868,7 +860,7 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   uint64_t* key_s = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
   uint64_t* unit = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
   G.p2p_units = static_cast<uint64_t*>(G.alloc(sizeof(uint64_t) * nu, "laplace P2P units"));
-  k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
+  nf::k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
   check_launch("laplace P2P unit fill kernel");
   size_t b_sort = 0;
   GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b_sort, key, key_s, unit, G.p2p_units, int64_t(nu), 0,

@@ -5,6 +5,5 @@
 #include "fmm/laplace_basis.hpp"
 #include "fmm/laplace_error.hpp"
 #include "fmm/laplace_expansion.hpp"
-#include "fmm/laplace_p2p.hpp"
 #include "fmm/laplace_rotation.hpp"
 #include "fmm/laplace_translation.hpp"
