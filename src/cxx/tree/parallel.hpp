@@ -1,5 +1,6 @@
 // OpenMP building blocks of the CPU tree and list builders: thread counts
-// for cheap loops, an ordered parallel selection and an exclusive scan.
+// for cheap loops, the bounding box of points, an ordered parallel
+// selection and an exclusive scan (also used by the direct sum).
 #pragma once
 
 #include <omp.h>
@@ -20,6 +21,23 @@ inline int team_for(int64_t n) {
   const int64_t want = (n + per - 1) / per;
   const int maxt = omp_get_max_threads();
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, maxt)));
+}
+
+// Extends [lo, hi] (per axis) by the n points p (3 x n).
+inline void bounding_box(const double* p, int64_t n, double lo[3], double hi[3]) {
+  double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
+#pragma omp parallel for reduction(min : lx, ly, lz) reduction(max : hx, hy, hz) \
+    num_threads(team_for(n)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    lx = std::min(lx, p[3 * i]);
+    ly = std::min(ly, p[3 * i + 1]);
+    lz = std::min(lz, p[3 * i + 2]);
+    hx = std::max(hx, p[3 * i]);
+    hy = std::max(hy, p[3 * i + 1]);
+    hz = std::max(hz, p[3 * i + 2]);
+  }
+  lo[0] = lx; lo[1] = ly; lo[2] = lz;
+  hi[0] = hx; hi[1] = hy; hi[2] = hz;
 }
 
 // Indices i in [0, n) with pred(i), ascending, written to out (which must

@@ -32,22 +32,6 @@ int64_t first_nonfinite(const double* p, int64_t n) {
   return first;
 }
 
-void bounding_box(const double* p, int64_t n, double lo[3], double hi[3]) {
-  double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
-#pragma omp parallel for reduction(min : lx, ly, lz) reduction(max : hx, hy, hz) \
-    num_threads(team_for(n)) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    lx = std::min(lx, p[3 * i]);
-    ly = std::min(ly, p[3 * i + 1]);
-    lz = std::min(lz, p[3 * i + 2]);
-    hx = std::max(hx, p[3 * i]);
-    hy = std::max(hy, p[3 * i + 1]);
-    hz = std::max(hz, p[3 * i + 2]);
-  }
-  lo[0] = lx; lo[1] = ly; lo[2] = lz;
-  hi[0] = hx; hi[1] = hy; hi[2] = hz;
-}
-
 // keys[i] = key of point i, vals[i] = i; returns the first point outside the
 // cube (when check_inside) or kNone.
 int64_t compute_keys(const Cube& q, const double* p, int64_t n, bool check_inside,
