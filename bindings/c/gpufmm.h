@@ -272,7 +272,16 @@ typedef struct gpufmm_tree_options_s {
   double cube_side;  /* > 0 when cube_given                                  */
   int lists;       /* which lists to build: OR of GPUFMM_TREE_LIST_BIT(list);
                       default GPUFMM_TREE_LISTS_ALL                           */
+  int kind;        /* GPUFMM_TREE_UNIFORM (default): every leaf at l_max;
+                      GPUFMM_TREE_ADAPTIVE: a box is split while it holds more
+                      than s_max points, up to max_level, so leaves have
+                      variable depth (l_max must be -1; the lists keep their
+                      same-level definitions, docs/tree.md)                   */
 } gpufmm_tree_options_t;
+
+/* Values of gpufmm_tree_options_t.kind. */
+#define GPUFMM_TREE_UNIFORM 0
+#define GPUFMM_TREE_ADAPTIVE 1
 
 /* Fills *opt with the defaults above. Errors: INVALID_ARGUMENT (opt NULL). */
 gpufmm_status_t gpufmm_tree_options_init(gpufmm_tree_options_t* opt);

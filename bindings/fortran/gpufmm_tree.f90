@@ -47,6 +47,7 @@ module gpufmm_tree_mod
      real(c_double) :: cube_center(3) = 0
      real(c_double) :: cube_side = 0    !< > 0 when cube_given
      integer(c_int) :: lists = GPUFMM_TREE_LISTS_ALL  !< OR of 2**list for the lists to build
+     integer(c_int) :: kind = GPUFMM_TREE_UNIFORM     !< or GPUFMM_TREE_ADAPTIVE (leaves of variable depth)
   end type gpufmm_tree_options
 
   !> Lengths of one list's rows (gpufmm_tree_list_stats_t).

@@ -35,7 +35,8 @@ program test_fortran_tree
   call gpufmm_tree_options_init(opts)
   call check(opts%l_max == defaults%l_max .and. opts%s_max == defaults%s_max .and. &
        opts%max_level == defaults%max_level .and. opts%cube_given == defaults%cube_given .and. &
-       opts%lists == defaults%lists, 'options_init = the default-initialised options')
+       opts%lists == defaults%lists .and. opts%kind == defaults%kind, 'options_init = the default-initialised options')
+  call check(opts%kind == GPUFMM_TREE_UNIFORM, 'default options: a uniform tree')
   call check(opts%lists == GPUFMM_TREE_LISTS_ALL .and. opts%max_level == GPUFMM_TREE_MAX_LEVEL, &
        'default options: every list, depth cap GPUFMM_TREE_MAX_LEVEL')
 
@@ -141,6 +142,18 @@ program test_fortran_tree
   call gpufmm_tree_destroy(tree)   ! a null handle: no-op
   st = gpufmm_tree_stats(stale, status=s)
   call expect(s, GPUFMM_ERROR_INVALID_HANDLE, 'tree', 'stats of a destroyed tree')
+
+  ! An adaptive tree: leaves of variable depth, every point in one leaf.
+  call gpufmm_tree_options_init(opts)
+  opts%kind = GPUFMM_TREE_ADAPTIVE
+  opts%s_max = 16
+  call gpufmm_tree_build(ctx, src, tree, options=opts)
+  st = gpufmm_tree_stats(tree)
+  call check(st%num_sources == n .and. st%source_leaf_max <= 16, 'adaptive tree: leaves of at most s_max points')
+  call gpufmm_tree_destroy(tree)
+  opts%l_max = 3
+  call gpufmm_tree_build(ctx, src, tree, options=opts, status=s)
+  call expect(s, GPUFMM_ERROR_INVALID_ARGUMENT, 'l_max', 'adaptive with a fixed depth refused')
 
   call gpufmm_tree_destroy(rtree)
   call gpufmm_tree_destroy(atree)

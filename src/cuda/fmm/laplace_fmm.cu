@@ -279,7 +279,7 @@ DevSet dev_set(const tree::PointSet& s) {
   return d;
 }
 
-DevList dev_list(const tree::List& l) {
+DevList dev_list(const lists::List& l) {
   DevList d;
   d.offsets = l.offsets;
   d.index = l.index;
@@ -453,7 +453,7 @@ struct Eval {
       m2l_grouped_lanes<8>(M, Lx, hl);
   }
 
-  void m2l_level(const tree::List& list, int l, T* M, T* Lx, uint8_t* hl) {
+  void m2l_level(const lists::List& list, int l, T* M, T* Lx, uint8_t* hl) {
     const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
     if (G.k.m2l == 2)
       translate_bpb<kBpbM2L>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, nullptr, M, Lx, hl);
@@ -465,7 +465,7 @@ struct Eval {
 
   template <bool kC, bool kD, bool kG>
   void p2p_launch(const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
-    const tree::List& nb = tr.lists[tree::kNeighbors];
+    const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L];
     const double* txyz = G.txyz;
     if (G.k.p2p) {
@@ -614,10 +614,10 @@ struct Eval {
         }
         if (G.k.m2l == 3) {
         } else if (P.modified) {
-          if (l >= 2) m2l_level(tr.lists[tree::kType1], l, M, Lx, hl);
-          m2l_level(tr.lists[tree::kType2], l, M, Lx, hl);
+          if (l >= 2) m2l_level(P.lists->list[lists::kType1], l, M, Lx, hl);
+          m2l_level(P.lists->list[lists::kType2], l, M, Lx, hl);
         } else {
-          m2l_level(tr.lists[tree::kM2L], l, M, Lx, hl);
+          m2l_level(P.lists->list[lists::kM2L], l, M, Lx, hl);
         }
       }
       mark(4, s0, capturing);
@@ -845,7 +845,7 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   int32_t* first = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
   int64_t* near = static_cast<int64_t*>(talloc(sizeof(int64_t) * nb));
   nf::k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
-                                                          dev_list(P.tree->lists[tree::kNeighbors]), cnt, near);
+                                                              dev_list(P.lists->list[lists::kNeighbors]), cnt, near);
   check_launch("laplace P2P unit count kernel");
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nb, 0, sizeof(int32_t), s0));
   size_t b_scan = 0;
@@ -909,22 +909,22 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   lv.lo[L + 1] = R.level_offset[L + 1];
   require(ngroups < (int64_t(1) << 22), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L groups");
   struct Part {
-    const tree::List* list;
+    const lists::List* list;
     int lmin;
   };
   std::vector<Part> parts;
   if (P.modified) {
-    parts.push_back({&tr.lists[tree::kType1], 2});
-    parts.push_back({&tr.lists[tree::kType2], 1});
+    parts.push_back({&P.lists->list[lists::kType1], 2});
+    parts.push_back({&P.lists->list[lists::kType2], 1});
   } else {
-    parts.push_back({&tr.lists[tree::kM2L], 2});
+    parts.push_back({&P.lists->list[lists::kM2L], 2});
   }
   // Entry range of each part (rows of levels lmin..L are contiguous).
   std::vector<int64_t> first(parts.size()), count(parts.size());
   int64_t nent = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
     int64_t o[2] = {0, 0};
-    const tree::List& li = *parts[k].list;
+    const lists::List& li = *parts[k].list;
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&o[0], li.offsets + R.level_offset[parts[k].lmin], sizeof(int64_t),
                                       cudaMemcpyDeviceToHost, s0));
     GPUFMM_CUDA_CHECK(

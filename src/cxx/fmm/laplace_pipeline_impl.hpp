@@ -180,7 +180,7 @@ struct Pipeline {
   }
 
   // Adds the M2L translations of one CSR row into Lb.
-  int64_t m2l_row(const tree::List& list, int64_t b, T* Lb, T* work) const {
+  int64_t m2l_row(const lists::List& list, int64_t b, T* Lb, T* work) const {
     const int64_t e0 = list.offsets[b], e1 = list.offsets[b + 1];
     for (int64_t e = e0; e < e1; ++e) {
       const int32_t s = list.index[e];
@@ -253,16 +253,16 @@ struct Pipeline {
           for (int64_t b = first; b < last; ++b) {
             T* Lb = W.L.data() + b * p2;
             int64_t n = local_from_parent(l, b, Lb, work.data());
-            auto collect = [&](const tree::List& list) {
+            auto collect = [&](const lists::List& list) {
               for (int64_t e = list.offsets[b]; e < list.offsets[b + 1]; ++e)
                 entries.push_back({list.cls[e], int32_t(b - first), list.index[e]});
               return list.offsets[b + 1] - list.offsets[b];
             };
             if (modified) {
-              if (l >= 2) n += collect(tr.lists[tree::kType1]);
-              n += collect(tr.lists[tree::kType2]);
+              if (l >= 2) n += collect(P.lists->list[lists::kType1]);
+              n += collect(P.lists->list[lists::kType2]);
             } else {
-              n += collect(tr.lists[tree::kM2L]);
+              n += collect(P.lists->list[lists::kM2L]);
             }
             W.has_local[b] = n > 0 ? 1 : 0;
           }
@@ -323,10 +323,10 @@ struct Pipeline {
           T* Lb = W.L.data() + b * p2;
           int64_t n = local_from_parent(l, b, Lb, work.data());
           if (modified) {
-            if (l >= 2) n += m2l_row(tr.lists[tree::kType1], b, Lb, work.data());
-            n += m2l_row(tr.lists[tree::kType2], b, Lb, work.data());
+            if (l >= 2) n += m2l_row(P.lists->list[lists::kType1], b, Lb, work.data());
+            n += m2l_row(P.lists->list[lists::kType2], b, Lb, work.data());
           } else {
-            n += m2l_row(tr.lists[tree::kM2L], b, Lb, work.data());
+            n += m2l_row(P.lists->list[lists::kM2L], b, Lb, work.data());
           }
           W.has_local[b] = n > 0 ? 1 : 0;
         }
@@ -357,7 +357,7 @@ struct Pipeline {
   // gradient as compile-time flags).
   template <bool kC, bool kD, bool kG>
   void p2p() {
-    const tree::List& nb = tr.lists[tree::kNeighbors];
+    const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
     const double* txyz = P.target_xyz();
     const double* sxyz = P.src_xyz.data();

@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "nearfield/direct.hpp"
 #include "nearfield/p2p.hpp"
+#include "tree/parallel.hpp"
 
 namespace gpufmm {
 namespace nearfield {
@@ -121,28 +122,9 @@ void direct(const kernels::KernelDesc& k, gpufmm_dtype_t precision, const Direct
 }  // namespace cpu
 
 void direct_origin(const DirectArgs& a, double origin[3]) {
-  double lo[3], hi[3];
-  for (int k = 0; k < 3; ++k) {
-    lo[k] = HUGE_VAL;
-    hi[k] = -HUGE_VAL;
-  }
-  const double* sets[2] = {a.sources, a.targets};
-  const int64_t counts[2] = {a.nsrc, a.targets == a.sources && a.ntrg <= a.nsrc ? 0 : a.ntrg};
-  for (int s = 0; s < 2; ++s) {
-    const double* p = sets[s];
-    const int64_t n = counts[s];
-    double l0 = lo[0], l1 = lo[1], l2 = lo[2], h0 = hi[0], h1 = hi[1], h2 = hi[2];
-#pragma omp parallel for reduction(min : l0, l1, l2) reduction(max : h0, h1, h2) schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      l0 = std::min(l0, p[3 * i]);
-      l1 = std::min(l1, p[3 * i + 1]);
-      l2 = std::min(l2, p[3 * i + 2]);
-      h0 = std::max(h0, p[3 * i]);
-      h1 = std::max(h1, p[3 * i + 1]);
-      h2 = std::max(h2, p[3 * i + 2]);
-    }
-    lo[0] = l0, lo[1] = l1, lo[2] = l2, hi[0] = h0, hi[1] = h1, hi[2] = h2;
-  }
+  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  tree::detail::bounding_box(a.sources, a.nsrc, lo, hi);
+  if (!(a.targets == a.sources && a.ntrg <= a.nsrc)) tree::detail::bounding_box(a.targets, a.ntrg, lo, hi);
   for (int k = 0; k < 3; ++k)
     origin[k] = lo[k] <= hi[k] ? 0.5 * lo[k] + 0.5 * hi[k] : 0.0;  // halves first: no overflow
 }
