@@ -46,6 +46,13 @@ module gpufmm_fmm
   integer, parameter, public :: GPUFMM_STENCIL_MODIFIED = 0  !< papers/000 sec. 2.2.3 (default)
   integer, parameter, public :: GPUFMM_STENCIL_STANDARD = 1  !< the classic 189-box list
   integer, parameter, public :: GPUFMM_LAPLACE_MAX_P = 50    !< largest forced truncation number
+  ! gpufmm_laplace_kernel_t: kernel strategy of one stage of the CUDA driver
+  integer, parameter, public :: GPUFMM_KERNEL_TPB = 0  !< thread per box
+  integer, parameter, public :: GPUFMM_KERNEL_WPB = 1  !< warp per box
+  integer, parameter, public :: GPUFMM_KERNEL_BPB = 2  !< block (or warps) per box
+  integer, parameter, public :: GPUFMM_KERNEL_GPB = 3  !< 8 threads per parent box (M2M)
+  integer, parameter, public :: GPUFMM_KERNEL_GRP = 4  !< grouped M2L
+  integer, parameter, public :: GPUFMM_KERNEL_TPT = 5  !< thread per target (L2P, P2P)
 
   ! ------------------------------------------------------------------ types
 
@@ -67,6 +74,16 @@ module gpufmm_fmm
      integer(c_int) :: s_max = -1              !< -1: cost model; else points per finest box
      integer(c_int) :: stencil = GPUFMM_STENCIL_MODIFIED  !< GPUFMM_STENCIL_MODIFIED or _STANDARD
      integer(c_int) :: variable_truncation = 1 !< 1: p' of eq. 24 per translation; 0: p everywhere
+     integer(c_int) :: table_cache = 1         !< 1: tables from the process / device caches; 0: own
+     ! GPU context only: kernel strategy per stage (GPUFMM_KERNEL_*)
+     integer(c_int) :: gpu_p2m = GPUFMM_KERNEL_BPB  !< BPB, WPB or TPB
+     integer(c_int) :: gpu_m2m = GPUFMM_KERNEL_BPB  !< BPB, GPB or TPB
+     integer(c_int) :: gpu_m2l = GPUFMM_KERNEL_GRP  !< GRP, BPB, WPB or TPB
+     integer(c_int) :: gpu_l2l = GPUFMM_KERNEL_BPB  !< BPB or TPB
+     integer(c_int) :: gpu_l2p = GPUFMM_KERNEL_TPT  !< TPT, BPB or TPB
+     integer(c_int) :: gpu_p2p = GPUFMM_KERNEL_BPB  !< BPB or TPT
+     integer(c_int) :: gpu_overlap = 1         !< 1: near field on a second stream; 0: after the far field
+     integer(c_int) :: gpu_graph = 1           !< 1: evaluates replayed as one CUDA graph; 0: kernel by kernel
   end type gpufmm_laplace_options
 
   !> What gpufmm_laplace_plan_info returns: truncation number, depth, sizes,

@@ -105,10 +105,9 @@ namespace pipeline_avx512 {
 
 namespace {
 
-// 0 generic, 1 AVX2 + FMA, 2 AVX-512 (F, VL, DQ, BW). The environment
-// variable GPUFMM_CPU_ISA = generic | avx2 | avx512 lowers the choice (tests,
-// benchmarks).
-int cpu_isa_level() {
+// The best the CPU supports, at most `cap` (LaplaceOptions::cpu_isa): 0
+// generic, 1 AVX2 + FMA, 2 AVX-512 (F, VL, DQ, BW).
+int cpu_isa_level(LaplaceCpuIsa cap) {
 #ifdef GPUFMM_LAPLACE_ISA_CLONES
   static const int level = [] {
     __builtin_cpu_init();
@@ -117,15 +116,11 @@ int cpu_isa_level() {
     if (l == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw"))
       l = 2;
-    if (const char* e = std::getenv("GPUFMM_CPU_ISA")) {
-      const std::string s(e);
-      if (s == "generic") l = 0;
-      else if (s == "avx2" && l > 1) l = 1;
-    }
     return l;
   }();
-  return level;
+  return std::min(level, static_cast<int>(cap));
 #else
+  (void)cap;
   return 0;
 #endif
 }
@@ -134,7 +129,7 @@ template <class T>
 void dispatch(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>& tab,
               const LaplaceEvalArgs& a) {
 #ifdef GPUFMM_LAPLACE_ISA_CLONES
-  switch (cpu_isa_level()) {
+  switch (cpu_isa_level(plan.options.cpu_isa)) {
     case 2: pipeline_avx512::run_typed<T>(plan, w, tab, a); return;
     case 1: pipeline_avx2::run_typed<T>(plan, w, tab, a); return;
     default: break;
@@ -145,8 +140,8 @@ void dispatch(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>&
 
 }  // namespace
 
-const char* laplace_cpu_isa() {
-  switch (cpu_isa_level()) {
+const char* laplace_cpu_isa(LaplaceCpuIsa cap) {
+  switch (cpu_isa_level(cap)) {
     case 2: return "avx512";
     case 1: return "avx2";
     default: return "generic";

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/handles.hpp"
 #include "core/lru_cache.hpp"
 #include "fmm/laplace.hpp"
 #include "fmm/laplace_depth_scan.hpp"
@@ -31,72 +32,11 @@ double now() { return omp_get_wtime(); }
 
 }  // namespace
 
-// ---------------------------------------------------------------- options
-
-void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
-  std::memset(opt, 0, sizeof *opt);
-  const LaplaceOptions d;
-  opt->eps = d.eps;
-  opt->precision = d.precision;
-  opt->p = d.p;
-  opt->l_max = d.l_max;
-  opt->s_max = d.s_max;
-  opt->stencil = d.stencil;
-  opt->variable_truncation = d.variable_truncation ? 1 : 0;
-}
-
-void validate_options(const LaplaceOptions& o) {
-  require(std::isfinite(o.eps) && o.eps > 0.0 && o.eps < 1.0, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "options field 'eps' = ", o.eps, " is not in (0, 1)");
-  require(o.precision == GPUFMM_FLOAT32 || o.precision == GPUFMM_FLOAT64,
-          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'precision' = ", static_cast<int>(o.precision),
-          " is neither GPUFMM_FLOAT32 (", static_cast<int>(GPUFMM_FLOAT32), ") nor GPUFMM_FLOAT64 (",
-          static_cast<int>(GPUFMM_FLOAT64), ")");
-  require(o.p == 0 || (o.p >= 1 && o.p <= GPUFMM_LAPLACE_MAX_P), GPUFMM_ERROR_INVALID_ARGUMENT,
-          "options field 'p' = ", o.p, " is not 0 (from eps) or in 1..", GPUFMM_LAPLACE_MAX_P,
-          " (GPUFMM_LAPLACE_MAX_P)");
-  require(o.l_max >= -1 && o.l_max <= tree::kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "options field 'l_max' = ", o.l_max, " is not -1 (cost model) or in 0..", tree::kMaxLevel);
-  require(o.s_max == -1 || o.s_max >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 's_max' = ",
-          o.s_max, " is not -1 (cost model) or >= 1");
-  require(o.stencil == GPUFMM_STENCIL_MODIFIED || o.stencil == GPUFMM_STENCIL_STANDARD,
-          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'stencil' = ", o.stencil,
-          " is neither GPUFMM_STENCIL_MODIFIED (0) nor GPUFMM_STENCIL_STANDARD (1)");
-}
-
-LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt) {
-  LaplaceOptions o;
-  if (opt == nullptr) return o;
-  o.eps = opt->eps;
-  o.precision = static_cast<gpufmm_dtype_t>(opt->precision);
-  o.p = opt->p;
-  o.l_max = opt->l_max;
-  o.s_max = opt->s_max;
-  o.stencil = opt->stencil;
-  require(opt->variable_truncation == 0 || opt->variable_truncation == 1,
-          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'variable_truncation' = ",
-          opt->variable_truncation, " is neither 0 nor 1");
-  o.variable_truncation = opt->variable_truncation != 0;
-  validate_options(o);
-  return o;
-}
-
-static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name kMaxP");
-
-int laplace_p_from_eps(double eps, bool single) {
-  return std::max(laplace_p_for_eps(eps, single, false), laplace_p_for_eps(eps, single, true));
-}
-
-bool laplace_p_certifies(int p, double eps) {
-  const double target = std::log10(0.5 * eps);  // the margin of laplace_p_for_eps
-  return laplace_log10_error_model(p, false) <= target && laplace_log10_error_model(p, true) <= target;
-}
-
 // ---------------------------------------------------------------- tables
 
 template <class T>
 size_t LaplaceTables<T>::bytes() const {
-  return sizeof(T) * (rot.size() + coax.size() + coax_sr_unit.size() + 4 * kNumOps) +
+  return sizeof(T) * (rot.size() + coax.size() + 2 * kNumOps) +
          sizeof(int32_t) * 3 * kNumOps + kNumOps + sizeof(int64_t) * coax_offset.size();
 }
 
@@ -166,14 +106,13 @@ struct TableBuilder {
     return idx;
   }
 
-  // Fills rot, coax and coax_sr_unit (jobs: the rotation tables, the coax
-  // matrices, the unit S|R matrix; dynamic: coax sizes vary with p').
+  // Fills rot and coax (jobs: the rotation tables, the coax matrices;
+  // dynamic: coax sizes vary with p').
   void compute() {
     const int p = t.p;
     t.rot.assign(static_cast<size_t>(t.nrot) * t.rot_stride, T(0));
     t.coax.assign(static_cast<size_t>(t.coax_offset.back()), T(0));
-    t.coax_sr_unit.assign(static_cast<size_t>(laplace_coax_size(p, p)), T(0));
-    const int nrot = t.nrot, ncoax = static_cast<int>(coax_jobs.size()), jobs = nrot + ncoax + 1;
+    const int nrot = t.nrot, ncoax = static_cast<int>(coax_jobs.size()), jobs = nrot + ncoax;
 #pragma omp parallel if (p >= 8 && omp_get_max_threads() > 1)
     {
       std::vector<double> scratch(static_cast<size_t>(laplace_rotation_scratch_size(p) + 9));
@@ -184,7 +123,7 @@ struct TableBuilder {
           laplace_rotation_precompute<T, double>(p, r.cos_b, r.sin_b,
                                                  t.rot.data() + static_cast<size_t>(j) * t.rot_stride,
                                                  scratch.data());
-        } else if (j < nrot + ncoax) {
+        } else {
           const int c = j - nrot;
           const CoaxJob& x = coax_jobs[static_cast<size_t>(c)];
           T* mat = t.coax.data() + t.coax_offset[static_cast<size_t>(c)];
@@ -194,8 +133,6 @@ struct TableBuilder {
             laplace_coax_rr<T>(x.pp, x.rd, x.rs, mat);
           else
             laplace_coax_sr<T>(x.pp, x.pp, x.rd, x.rs, mat);
-        } else {
-          laplace_coax_sr<T>(p, p, 1.0, 1.0, t.coax_sr_unit.data());
         }
       }
     }
@@ -215,8 +152,6 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t) {
   t.op_flip.assign(kNumOps, 0);
   t.op_cos_a.assign(kNumOps, T(1));
   t.op_sin_a.assign(kNumOps, T(0));
-  t.op_rd.assign(kNumOps, T(0));
-  t.op_rs.assign(kNumOps, T(0));
   t.coax_offset.assign(1, 0);
   TableBuilder<T> b(t);
 
@@ -257,8 +192,6 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t) {
     }
     b.direction(cls, -e[0], -e[1], -e[2]);
     t.op_p[cls] = pp;
-    t.op_rd[cls] = T(rd);
-    t.op_rs[cls] = T(rs);
     t.op_coax[cls] = b.add_coax(kind, e[0] * e[0] + e[1] * e[1] + e[2] * e[2], pp, rd, rs);
   }
   b.compute();
@@ -266,11 +199,6 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t) {
 
 template void build_tables<double>(int, bool, LaplaceTables<double>&);
 template void build_tables<float>(int, bool, LaplaceTables<float>&);
-
-bool laplace_table_cache_on() {
-  const char* e = std::getenv("GPUFMM_LAPLACE_TABLE_CACHE");
-  return e == nullptr || std::strcmp(e, "0") != 0;
-}
 
 namespace {
 
@@ -299,8 +227,8 @@ std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variab
 }
 
 template <class T>
-std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation) {
-  if (laplace_table_cache_on()) return laplace_tables_cached<T>(p, variable_truncation);
+std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation, bool cache) {
+  if (cache) return laplace_tables_cached<T>(p, variable_truncation);
   auto t = std::make_shared<LaplaceTables<T>>();
   build_tables<T>(p, variable_truncation, *t);
   return t;
@@ -313,8 +241,8 @@ void laplace_tables_cache_clear() {
 
 template std::shared_ptr<const LaplaceTables<double>> laplace_tables_cached<double>(int, bool);
 template std::shared_ptr<const LaplaceTables<float>> laplace_tables_cached<float>(int, bool);
-template std::shared_ptr<const LaplaceTables<double>> laplace_tables_get<double>(int, bool);
-template std::shared_ptr<const LaplaceTables<float>> laplace_tables_get<float>(int, bool);
+template std::shared_ptr<const LaplaceTables<double>> laplace_tables_get<double>(int, bool, bool);
+template std::shared_ptr<const LaplaceTables<float>> laplace_tables_get<float>(int, bool, bool);
 template struct LaplaceTables<double>;
 template struct LaplaceTables<float>;
 
@@ -327,13 +255,7 @@ LaplacePlan::~LaplacePlan() {
   ctx.children.fetch_sub(1);
 }
 
-bool LaplacePlan::cpu_pipeline() const {
-#if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
-  return !ctx.on_gpu();
-#else
-  return true;
-#endif
-}
+bool LaplacePlan::cpu_pipeline() const { return !ctx.on_gpu(); }
 
 #if defined(GPUFMM_HAVE_CUDA)
 void laplace_parallel_copy(void* dst, const void* src, size_t bytes) {
@@ -521,16 +443,18 @@ void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
 // sources / targets: host memory, or the context's when on_context.
 template <class T>
 void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const double* sources,
-                       const double* targets, Context& tctx, bool on_context) {
+                       const double* targets, bool on_context) {
   // A keys-only tree (depth 0, no lists) gives the sorted Morton keys of
   // both sets in the final tree's cube; the model scans depths on them.
   tree::Options so;
   so.l_max = 0;
   so.lists = 0;
   const double t0 = now();
-  auto scan = tree::build(tctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
+  auto scan = tree::build(plan.ctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
   const LaplaceCostConstants c =
-      plan.cpu_pipeline() ? laplace_cost_constants_cpu(plan.single()) : laplace_cost_constants_gpu(plan.single());
+      plan.options.cost   ? *plan.options.cost
+      : plan.cpu_pipeline() ? laplace_cost_constants_cpu(plan.single())
+                            : laplace_cost_constants_gpu(plan.single());
 #if defined(GPUFMM_HAVE_CUDA)
   if (scan->ctx.on_gpu()) {  // the keys stay on the device, and so does the scan
     const double t1 = now();
@@ -602,18 +526,17 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   }
   P.modified = P.options.stencil == GPUFMM_STENCIL_MODIFIED;
 
-  Context* tctx = &ctx;
   // CUDA driver: the coordinates go to the device once; both trees are built
   // from that copy and the sorted coordinates are gathered there.
   const double* tsrc = sources;
   const double* ttrg = targets;
   bool on_context = false;
-#if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
+#if defined(GPUFMM_HAVE_CUDA)
   cuda::LaplaceDevicePoints dev_points;
 #endif
   if (!P.cpu_pipeline()) {
-    // issue 5: the tree stays on the device (the CUDA driver evaluates).
-#if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
+    // The tree stays on the device (the CUDA driver evaluates).
+#if defined(GPUFMM_HAVE_CUDA)
     dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, laplace_parallel_copy);
     fail_if_bad_point(sources, cuda::laplace_first_nonfinite(ctx, dev_points.src, nsrc), nsrc, "sources");
     if (!P.same_sets)
@@ -623,18 +546,13 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     on_context = true;
 #endif
     lap(tp.upload);
-  } else if (ctx.on_gpu()) {
-    // Temporary until the CUDA driver exists (issue 5): a CPU-side tree and
-    // the CPU pipeline on host copies.
-    P.host_ctx = std::make_unique<Context>();
-    tctx = P.host_ctx.get();
   }
 
   auto get_tables = [&P] {  // the operator tables for P.p
     if (P.single())
-      P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation);
+      P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
     else
-      P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation);
+      P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
   };
   get_tables();
   lap(tp.tables);
@@ -647,15 +565,15 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     to.s_max = opt.s_max;
   } else {
     if (P.single())
-      choose_depth_with(P, *P.tables_f, tsrc, ttrg, *tctx, on_context);
+      choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context);
     else
-      choose_depth_with(P, *P.tables_d, tsrc, ttrg, *tctx, on_context);
+      choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context);
     to.l_max = P.depth.l_max;
   }
   tmark = now();
   to.lists = (1u << tree::kNeighbors) |
              (P.modified ? (1u << tree::kType1) | (1u << tree::kType2) : (1u << tree::kM2L));
-  P.tree = tree::build(*tctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
+  P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
   P.l_max = P.tree->l_max;
   P.src_boxes = P.tree->src.nboxes;
   P.trg_boxes = P.tree->receivers().nboxes;
@@ -699,8 +617,8 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   else
     translation_work(P, *P.tables_d);
   lap(tp.stats);
-#if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
-  if (!P.cpu_pipeline()) cuda::laplace_plan_setup(P);  // issue 5: tables etc. to the device
+#if defined(GPUFMM_HAVE_CUDA)
+  if (!P.cpu_pipeline()) cuda::laplace_plan_setup(P);  // tables etc. to the device
 #endif
   P.dev_sources = P.dev_targets = nullptr;  // freed with dev_points
   lap(tp.setup);
@@ -751,49 +669,22 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& a) {
           "arguments 'pot' and 'grad' are both NULL: nothing to compute");
   require(a.dtype == GPUFMM_FLOAT64 || a.dtype == GPUFMM_FLOAT32, GPUFMM_ERROR_INTERNAL,
           "laplace_evaluate: bad dtype");
-  const bool device_data = a.on_context && plan.ctx.on_gpu();
-#if defined(GPUFMM_HAVE_CUDA) && GPUFMM_LAPLACE_CUDA_DRIVER
+#if defined(GPUFMM_HAVE_CUDA)
   if (!plan.cpu_pipeline()) {
-    if (!device_data) check_inputs(plan, a);  // device inputs: checked by the driver
+    if (!a.on_context) check_inputs(plan, a);  // device inputs: checked by the driver
     cuda::laplace_evaluate(plan, a);
     return;
   }
 #endif
-  if (!device_data) {
-    check_inputs(plan, a);
-    laplace_evaluate_cpu(plan, a);
-    return;
-  }
-  // Temporary (issue 5): arrays in device memory, CPU pipeline on host copies.
-  const double t0 = now();
-  const size_t es = a.dtype == GPUFMM_FLOAT32 ? 4 : 8;
-  const size_t ns = static_cast<size_t>(plan.nsrc), nt = static_cast<size_t>(plan.ntrg);
-  std::vector<unsigned char> q, d, pot, grad;
-  LaplaceEvalArgs h;
-  h.dtype = a.dtype;
-  if (a.charges) {
-    q.resize(ns * es);
-    backend_download(plan.ctx, q.data(), a.charges, q.size(), false);
-    h.charges = q.data();
-  }
-  if (a.dipoles) {
-    d.resize(3 * ns * es);
-    backend_download(plan.ctx, d.data(), a.dipoles, d.size(), false);
-    h.dipoles = d.data();
-  }
-  check_inputs(plan, h);
-  if (a.pot) {
-    pot.resize(nt * es);
-    h.pot = pot.data();
-  }
-  if (a.grad) {
-    grad.resize(3 * nt * es);
-    h.grad = grad.data();
-  }
-  laplace_evaluate_cpu(plan, h);
-  if (a.pot) backend_upload(plan.ctx, a.pot, pot.data(), pot.size(), false);
-  if (a.grad) backend_upload(plan.ctx, a.grad, grad.data(), grad.size(), false);
-  plan.last.total = now() - t0;
+  check_inputs(plan, a);
+  laplace_evaluate_cpu(plan, a);
+}
+
+gpufmm_laplace_plan_t laplace_plan_handle(std::unique_ptr<LaplacePlan> plan) {
+  auto h = std::make_unique<gpufmm_laplace_plan_s>();
+  h->plan = std::move(plan);
+  register_handle(h.get(), HandleKind::LaplacePlan);
+  return h.release();
 }
 
 gpufmm_laplace_info_t laplace_plan_info(const LaplacePlan& plan) {
