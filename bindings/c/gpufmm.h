@@ -484,7 +484,7 @@ typedef struct gpufmm_laplace_options_s {
                           kernels launched one by one                          */
 } gpufmm_laplace_options_t;
 
-#define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace_basis.hpp) */
+#define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace/basis.hpp) */
 
 typedef struct gpufmm_laplace_info_s {
   int p;                 /* truncation number                                   */

@@ -10,7 +10,7 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/handles.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 
 using namespace gpufmm;

@@ -6,7 +6,7 @@
 
 #include "core/context.hpp"
 #include "core/error.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 
 namespace gpufmm_test {

@@ -30,8 +30,8 @@
 #include "common/gpu_cpu_fixture.hpp"
 #include "common/rel_l2.hpp"
 #include "core/context.hpp"
-#include "fmm/laplace_gpu.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/gpu.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 #include "tree/tree.hpp"
 

@@ -34,8 +34,8 @@
 #include "common/distributions.hpp"
 #include "common/rel_l2.hpp"
 #include "core/context.hpp"
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <random>
 #include <vector>
 
-#include "fmm/laplace.hpp"
+#include "fmm/laplace/math.hpp"
 
 namespace {
 

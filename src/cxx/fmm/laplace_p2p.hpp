@@ -16,7 +16,7 @@
 // all call it.
 #pragma once
 
-#include "fmm/laplace_basis.hpp"
+#include "fmm/laplace/basis.hpp"
 
 namespace gpufmm {
 

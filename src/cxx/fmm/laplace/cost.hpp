@@ -1,7 +1,7 @@
 // The cost model of the Laplace FMM (papers/000 eqs. 26-29 with measured box
 // and pair counts instead of the uniform estimate; docs/laplace_fmm.md and,
 // for the GPU constants, docs/laplace_gpu.md): the constants of each backend
-// and the depth choice. The scan itself is in fmm/laplace_depth_scan.hpp
+// and the depth choice. The scan itself is in fmm/laplace/depth_scan.hpp
 // (host and device counting, one arithmetic) and cost.cpp.
 #pragma once
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "fmm/laplace.hpp"
+#include "fmm/laplace/math.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm {

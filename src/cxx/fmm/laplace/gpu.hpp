@@ -7,7 +7,7 @@
 // frees them), so that the plan's own code needs no CUDA types.
 #pragma once
 
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 
 namespace gpufmm {
 namespace fmm {

@@ -21,7 +21,7 @@
 //
 // Expansions, box scaling.  Box b at level l has side h_l = cube.side / 2^l,
 // centre tree center[3b..3b+2]. Its multipole M_b and local L_b are p*p
-// coefficients (index n*n+n+m, fmm/laplace_basis.hpp) over the normalised
+// coefficients (index n*n+n+m, fmm/laplace/basis.hpp) over the normalised
 // basis scaled by h_l:
 //     phi(y) = (1/h_l) sum M_n^m Sh_n^m((y - c_b)/h_l)    (outside b)
 //     phi(y) = (1/h_l) sum L_n^m Rh_n^m((y - c_b)/h_l)    (inside b)
@@ -220,7 +220,7 @@ class LaplacePlan {
   LaplaceWorkspace<double> ws_d;
   LaplaceWorkspace<float> ws_f;
   // Issue 5: device data of the CUDA driver (tables, coordinates, workspace,
-  // streams; fmm/laplace_gpu.hpp), freed by its own deleter. Null on the CPU.
+  // streams; fmm/laplace/gpu.hpp), freed by its own deleter. Null on the CPU.
   std::shared_ptr<void> gpu;
 
   bool single() const { return options.precision == GPUFMM_FLOAT32; }
@@ -273,7 +273,7 @@ namespace cuda {
 // Must fill plan.last (stage times) and write the outputs only on success.
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 
-// Plan creation on a GPU context (src/cuda/fmm/laplace_plan_gpu.cu); all on
+// Plan creation on a GPU context (src/cuda/fmm/laplace/plan.cu); all on
 // the context's stream.
 // Host-side copy of one chunk (memcpy semantics; the plan and evaluate pass
 // laplace_parallel_copy).

@@ -1,6 +1,6 @@
 // The Laplace FMM plan: options, translation tables, plan creation, evaluate
 // dispatch and plan_info. Layout and conventions: laplace_plan.hpp.
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 
 #include <omp.h>
 
@@ -17,9 +17,9 @@
 #include "core/error.hpp"
 #include "core/handles.hpp"
 #include "core/lru_cache.hpp"
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_depth_scan.hpp"
-#include "fmm/laplace_gpu.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/depth_scan.hpp"
+#include "fmm/laplace/gpu.hpp"
 
 namespace gpufmm {
 namespace fmm {

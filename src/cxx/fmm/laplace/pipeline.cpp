@@ -3,7 +3,7 @@
 // thread (gather formulation: no atomics, no reductions over boxes); scratch
 // is allocated once per thread per stage, never per box. The math is the
 // shared host+device code of fmm/laplace*.hpp; the data layout is described
-// in fmm/laplace_plan.hpp.
+// in fmm/laplace/plan.hpp.
 //
 //   inputs   charges / dipoles -> Morton order, precision T
 //   P2M      leaves (level l_max) of the source tree
@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/plan.hpp"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define GPUFMM_LAPLACE_ISA_CLONES 1
@@ -84,21 +84,21 @@ struct Lanes {
 };
 
 namespace pipeline_generic {
-#include "fmm/laplace_pipeline_impl.hpp"
+#include "fmm/laplace/pipeline_impl.hpp"
 }  // namespace pipeline_generic
 
 #ifdef GPUFMM_LAPLACE_ISA_CLONES
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace pipeline_avx2 {
-#include "fmm/laplace_pipeline_impl.hpp"
+#include "fmm/laplace/pipeline_impl.hpp"
 }  // namespace pipeline_avx2
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,prefer-vector-width=512")
 namespace pipeline_avx512 {
-#include "fmm/laplace_pipeline_impl.hpp"
+#include "fmm/laplace/pipeline_impl.hpp"
 }  // namespace pipeline_avx512
 #pragma GCC pop_options
 #endif

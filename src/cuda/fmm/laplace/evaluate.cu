@@ -27,9 +27,9 @@
 #include "cuda/common/cuda_check.cuh"
 #include <cub/cub.cuh>
 
-#include "cuda/fmm/laplace_kernels.cuh"
-#include "cuda/fmm/laplace_m2l_group.cuh"
-#include "fmm/laplace_gpu.hpp"
+#include "cuda/fmm/laplace/kernels.cuh"
+#include "cuda/fmm/laplace/m2l_group.cuh"
+#include "fmm/laplace/gpu.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm {

@@ -26,7 +26,7 @@
 
 #include <cstdint>
 
-#include "cuda/fmm/laplace_kernels.cuh"
+#include "cuda/fmm/laplace/kernels.cuh"
 
 namespace gpufmm {
 namespace fmm {

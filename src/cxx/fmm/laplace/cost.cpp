@@ -22,9 +22,9 @@
 #include <cstring>
 #include <vector>
 
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_depth_scan.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/depth_scan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
 

@@ -1,5 +1,5 @@
 // Plan creation of the Laplace FMM on a GPU context (issue 5): the device
-// side of laplace_plan_create (src/cxx/fmm/laplace_plan.cpp), so that the
+// side of laplace_plan_create (src/cxx/fmm/laplace/create.cpp), so that the
 // coordinates cross PCIe once and nothing large comes back:
 //   laplace_staged_upload /    large host <-> device copies through two pinned
 //   laplace_staged_download    chunks (process-wide), the host side of each
@@ -30,8 +30,8 @@
 #include <cub/cub.cuh>
 
 #include "cuda/common/cuda_check.cuh"
-#include "fmm/laplace_depth_scan.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/depth_scan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"

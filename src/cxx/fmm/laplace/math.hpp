@@ -2,9 +2,9 @@
 // See docs/laplace_math.md for what each function computes.
 #pragma once
 
-#include "fmm/laplace_basis.hpp"
-#include "fmm/laplace_error.hpp"
-#include "fmm/laplace_expansion.hpp"
+#include "fmm/laplace/basis.hpp"
+#include "fmm/laplace/error.hpp"
+#include "fmm/laplace/expansion.hpp"
 #include "fmm/laplace_p2p.hpp"
-#include "fmm/laplace_rotation.hpp"
-#include "fmm/laplace_translation.hpp"
+#include "fmm/laplace/rotation.hpp"
+#include "fmm/laplace/translation.hpp"

@@ -30,7 +30,7 @@
 // laplace_rotation.hpp), with flip for the mirrored direction (eq. 34).
 #pragma once
 
-#include "fmm/laplace_rotation.hpp"
+#include "fmm/laplace/rotation.hpp"
 
 namespace gpufmm {
 
