@@ -25,6 +25,7 @@
 #include "core/cuda_backend.hpp"
 #include "core/lru_cache.hpp"
 #include "cuda/common/cuda_check.cuh"
+#include "plan/checks.hpp"
 #include <cub/cub.cuh>
 
 #include "cuda/fmm/laplace/kernels.cuh"
@@ -716,12 +717,12 @@ struct Eval {
     if (!a.on_context) {
       if (has_q && ns > 0) {
         if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), laplace_parallel_copy);
+        laplace_staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), plan::parallel_copy);
         x.uq = static_cast<const SS*>(G.in_q);
       }
       if (has_d && ns > 0) {
         if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), laplace_parallel_copy);
+        laplace_staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), plan::parallel_copy);
         x.ud = static_cast<const SS*>(G.in_d);
       }
     }
@@ -782,8 +783,8 @@ struct Eval {
            ")");
     }
     if (!a.on_context && nt > 0) {  // staged through pinned chunks (laplace_plan_gpu.cu)
-      if (want_pot) laplace_staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), laplace_parallel_copy);
-      if (want_grad) laplace_staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), laplace_parallel_copy);
+      if (want_pot) laplace_staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), plan::parallel_copy);
+      if (want_grad) laplace_staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), plan::parallel_copy);
     }
     cudaEvent_t* ev = G.ev;
     LaplaceStageTimes& tm = P.last;

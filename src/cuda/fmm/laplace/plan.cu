@@ -30,6 +30,7 @@
 #include <cub/cub.cuh>
 
 #include "cuda/common/cuda_check.cuh"
+#include "plan/checks.hpp"
 #include "fmm/laplace/depth_scan.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"

@@ -1,5 +1,7 @@
-// The Laplace FMM plan: options, translation tables, plan creation, evaluate
-// dispatch and plan_info. Layout and conventions: laplace_plan.hpp.
+// Laplace plan creation: p and the depth (cost model), the tree, sorted
+// coordinates, the near-field and translation statistics, the CUDA driver's
+// set-up; the C handle and plan_info. Options: options.cpp; tables:
+// tables.cpp; evaluate: evaluate.cpp. Layout and conventions: plan.hpp.
 #include "fmm/laplace/plan.hpp"
 
 #include <omp.h>
@@ -16,235 +18,19 @@
 
 #include "core/error.hpp"
 #include "core/handles.hpp"
-#include "core/lru_cache.hpp"
 #include "fmm/laplace/math.hpp"
 #include "fmm/laplace/depth_scan.hpp"
 #include "fmm/laplace/gpu.hpp"
+#include "plan/checks.hpp"
 
 namespace gpufmm {
 namespace fmm {
 
 namespace {
 
-constexpr int64_t kMaxPoints = std::numeric_limits<int32_t>::max() - 1;
-
 double now() { return omp_get_wtime(); }
 
 }  // namespace
-
-// ---------------------------------------------------------------- tables
-
-template <class T>
-size_t LaplaceTables<T>::bytes() const {
-  return sizeof(T) * (rot.size() + coax.size() + 2 * kNumOps) +
-         sizeof(int32_t) * 3 * kNumOps + kNumOps + sizeof(int64_t) * coax_offset.size();
-}
-
-namespace {
-
-int64_t gcd64(int64_t a, int64_t b) { return b == 0 ? a : gcd64(b, a % b); }
-
-// Two steps: the ops are walked in a fixed order, which numbers the distinct
-// rotation tables and coax matrices (and sizes them); compute() then fills
-// them, in parallel: each is a pure function of its own parameters, so the
-// tables are bitwise the same for any thread count.
-template <class T>
-struct TableBuilder {
-  LaplaceTables<T>& t;
-  std::map<std::pair<int64_t, int64_t>, int> rot_index;  // reduced (tz^2, |t|^2)
-  std::map<std::pair<int, int64_t>, int> coax_index;     // (kind, |t|^2 in its units)
-  struct RotJob {
-    double cos_b, sin_b;
-  };
-  struct CoaxJob {
-    int kind, pp;
-    double rd, rs;
-  };
-  std::vector<RotJob> rot_jobs;    // [nrot]
-  std::vector<CoaxJob> coax_jobs;  // [ncoax]
-
-  explicit TableBuilder(LaplaceTables<T>& tab) : t(tab) {}
-
-  // Direction of the translation t (integer components in any unit).
-  void direction(int op, int64_t tx, int64_t ty, int64_t tz) {
-    const bool flip = tz < 0;  // tables only for cos(b) >= 0 (eq. 34)
-    if (flip) {
-      tx = -tx;
-      ty = -ty;
-      tz = -tz;
-    }
-    const LaplaceDirection<double> d =
-        laplace_direction<double>(double(tx), double(ty), double(tz));
-    const int64_t n2 = tx * tx + ty * ty + tz * tz, z2 = tz * tz;
-    const int64_t g = gcd64(n2, z2);
-    const std::pair<int64_t, int64_t> key{z2 / g, n2 / g};
-    auto it = rot_index.find(key);
-    int idx;
-    if (it == rot_index.end()) {
-      idx = t.nrot++;
-      rot_index[key] = idx;
-      rot_jobs.push_back({d.cos_b, d.sin_b});
-    } else {
-      idx = it->second;
-    }
-    t.op_rot[op] = idx;
-    t.op_flip[op] = flip ? 1 : 0;
-    t.op_cos_a[op] = T(d.cos_a);
-    t.op_sin_a[op] = T(d.sin_a);
-  }
-
-  int add_coax(int kind, int64_t key, int pp, double rd, double rs) {
-    auto it = coax_index.find({kind, key});
-    if (it != coax_index.end()) return it->second;
-    const int idx = static_cast<int>(t.coax_p.size());
-    coax_index[{kind, key}] = idx;
-    const int64_t off = t.coax_offset.back();
-    const int64_t size = laplace_coax_size(pp, pp);
-    coax_jobs.push_back({kind, pp, rd, rs});
-    t.coax_p.push_back(pp);
-    t.coax_offset.push_back(off + size);
-    return idx;
-  }
-
-  // Fills rot and coax (jobs: the rotation tables, the coax matrices;
-  // dynamic: coax sizes vary with p').
-  void compute() {
-    const int p = t.p;
-    t.rot.assign(static_cast<size_t>(t.nrot) * t.rot_stride, T(0));
-    t.coax.assign(static_cast<size_t>(t.coax_offset.back()), T(0));
-    const int nrot = t.nrot, ncoax = static_cast<int>(coax_jobs.size()), jobs = nrot + ncoax;
-#pragma omp parallel if (p >= 8 && omp_get_max_threads() > 1)
-    {
-      std::vector<double> scratch(static_cast<size_t>(laplace_rotation_scratch_size(p) + 9));
-#pragma omp for schedule(dynamic, 1)
-      for (int j = 0; j < jobs; ++j) {
-        if (j < nrot) {
-          const RotJob& r = rot_jobs[static_cast<size_t>(j)];
-          laplace_rotation_precompute<T, double>(p, r.cos_b, r.sin_b,
-                                                 t.rot.data() + static_cast<size_t>(j) * t.rot_stride,
-                                                 scratch.data());
-        } else {
-          const int c = j - nrot;
-          const CoaxJob& x = coax_jobs[static_cast<size_t>(c)];
-          T* mat = t.coax.data() + t.coax_offset[static_cast<size_t>(c)];
-          if (x.kind == 0)
-            laplace_coax_ss<T>(x.pp, x.rd, x.rs, mat);  // rd = tau, rs = rho
-          else if (x.kind == 1)
-            laplace_coax_rr<T>(x.pp, x.rd, x.rs, mat);
-          else
-            laplace_coax_sr<T>(x.pp, x.pp, x.rd, x.rs, mat);
-        }
-      }
-    }
-  }
-};
-
-}  // namespace
-
-template <class T>
-void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t) {
-  t = LaplaceTables<T>();
-  t.p = p;
-  t.rot_stride = laplace_rotation_size(p);
-  t.op_p.assign(kNumOps, 0);
-  t.op_rot.assign(kNumOps, 0);
-  t.op_coax.assign(kNumOps, 0);
-  t.op_flip.assign(kNumOps, 0);
-  t.op_cos_a.assign(kNumOps, T(1));
-  t.op_sin_a.assign(kNumOps, T(0));
-  t.coax_offset.assign(1, 0);
-  TableBuilder<T> b(t);
-
-  // M2M / L2L: child offset from the parent centre is v/2 h_child, v = +-1.
-  const double tau = std::sqrt(3.0) / 4.0, rho = 0.5;
-  const int ss = b.add_coax(0, 0, p, tau, rho);
-  const int rr = b.add_coax(1, 0, p, tau, rho);
-  for (int o = 0; o < 8; ++o) {
-    const int64_t v[3] = {(o & 1) ? 1 : -1, (o & 2) ? 1 : -1, (o & 4) ? 1 : -1};
-    b.direction(kOpM2M + o, -v[0], -v[1], -v[2]);  // t = parent - child
-    t.op_p[kOpM2M + o] = p;
-    t.op_coax[kOpM2M + o] = ss;
-    b.direction(kOpL2L + o, v[0], v[1], v[2]);  // t = child - parent
-    t.op_p[kOpL2L + o] = p;
-    t.op_coax[kOpL2L + o] = rr;
-  }
-
-  // M2L classes (tree/stencil.hpp).
-  for (int cls = 0; cls < tree::kNumClasses; ++cls) {
-    bool to_parent = false;
-    double off[3], eta = 0;
-    if (!tree::decode_class(cls, to_parent, off, eta)) continue;
-    const int pp = variable_truncation ? laplace_p_reduced(p, eta) : p;
-    int64_t e[3];
-    double rd, rs;
-    int kind;
-    if (!to_parent) {  // off = d (integers), t = -d h_l
-      for (int k = 0; k < 3; ++k) e[k] = std::llround(off[k]);
-      const double dist = std::sqrt(double(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]));
-      rd = rs = 1.0 / dist;
-      kind = 2;
-    } else {  // off = e/2, t = -(e/2) h_{l+1}
-      for (int k = 0; k < 3; ++k) e[k] = std::llround(2.0 * off[k]);
-      const double dist = std::sqrt(double(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]));
-      rd = 4.0 / dist;
-      rs = 2.0 / dist;
-      kind = 3;
-    }
-    b.direction(cls, -e[0], -e[1], -e[2]);
-    t.op_p[cls] = pp;
-    t.op_coax[cls] = b.add_coax(kind, e[0] * e[0] + e[1] * e[1] + e[2] * e[2], pp, rd, rs);
-  }
-  b.compute();
-}
-
-template void build_tables<double>(int, bool, LaplaceTables<double>&);
-template void build_tables<float>(int, bool, LaplaceTables<float>&);
-
-namespace {
-
-struct TableKey {
-  int p;
-  bool vt;
-  bool operator==(const TableKey& o) const { return p == o.p && vt == o.vt; }
-};
-
-template <class T>
-LruCache<TableKey, LaplaceTables<T>>& table_cache() {
-  static LruCache<TableKey, LaplaceTables<T>> c(kLaplaceTableCacheBytes);  // plans hold their own references
-  return c;
-}
-
-}  // namespace
-
-template <class T>
-std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variable_truncation) {
-  return table_cache<T>().get(TableKey{p, variable_truncation}, 0, [&] {
-    auto built = std::make_shared<LaplaceTables<T>>();
-    build_tables<T>(p, variable_truncation, *built);
-    const size_t bytes = built->bytes();
-    return std::make_pair(std::shared_ptr<const LaplaceTables<T>>(std::move(built)), bytes);
-  });
-}
-
-template <class T>
-std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation, bool cache) {
-  if (cache) return laplace_tables_cached<T>(p, variable_truncation);
-  auto t = std::make_shared<LaplaceTables<T>>();
-  build_tables<T>(p, variable_truncation, *t);
-  return t;
-}
-
-void laplace_tables_cache_clear() {
-  table_cache<double>().clear();
-  table_cache<float>().clear();
-}
-
-template std::shared_ptr<const LaplaceTables<double>> laplace_tables_cached<double>(int, bool);
-template std::shared_ptr<const LaplaceTables<float>> laplace_tables_cached<float>(int, bool);
-template std::shared_ptr<const LaplaceTables<double>> laplace_tables_get<double>(int, bool, bool);
-template std::shared_ptr<const LaplaceTables<float>> laplace_tables_get<float>(int, bool, bool);
-template struct LaplaceTables<double>;
-template struct LaplaceTables<float>;
 
 // ---------------------------------------------------------------- plan
 
@@ -257,65 +43,7 @@ LaplacePlan::~LaplacePlan() {
 
 bool LaplacePlan::cpu_pipeline() const { return !ctx.on_gpu(); }
 
-#if defined(GPUFMM_HAVE_CUDA)
-void laplace_parallel_copy(void* dst, const void* src, size_t bytes) {
-  const int nt = bytes >= (size_t(1) << 20) ? omp_get_max_threads() : 1;
-#pragma omp parallel num_threads(nt)
-  {
-    const size_t T = static_cast<size_t>(omp_get_num_threads()), t = static_cast<size_t>(omp_get_thread_num());
-    const size_t b = bytes * t / T / 64 * 64, e = t + 1 == T ? bytes : bytes * (t + 1) / T / 64 * 64;
-    if (e > b) std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
-  }
-}
-#endif
-
 namespace {
-
-void check_count(int64_t n, const char* name) {
-  require(n >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "' = ", n, " is negative");
-  require(n <= kMaxPoints, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "' = ", n,
-          " is larger than ", kMaxPoints, " (int32 indices)");
-}
-
-void check_points_pointer(const double* xyz, int64_t n, const char* name) {
-  require(xyz != nullptr || n == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name,
-          "' is NULL but holds ", n, " points");
-}
-
-// bad < n: point `bad` of xyz (host) has a NaN or Inf coordinate.
-void fail_if_bad_point(const double* xyz, int64_t bad, int64_t n, const char* name) {
-  if (bad >= n) return;
-  const double x = xyz[3 * bad], y = xyz[3 * bad + 1], z = xyz[3 * bad + 2];
-  fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': point ", bad,
-       " (0-based) has a NaN or Inf coordinate (", x, ", ", y, ", ", z, ")");
-}
-
-void check_points(const double* xyz, int64_t n, const char* name) {
-  check_points_pointer(xyz, n, name);
-  // The first bad point (the smallest index): a parallel min over chunks,
-  // each counted branch-free first (a double is NaN or Inf iff its exponent
-  // bits, all in the high 32-bit word, are all ones).
-  int64_t bad = n;
-  const int64_t m = 3 * n;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (m >= (int64_t(1) << 16))
-  for (int64_t c = 0; c < m; c += 4096) {
-    const int64_t e = std::min(m, c + 4096);
-    uint32_t nonfinite = 0;
-    for (int64_t k = c; k < e; ++k) {
-      uint64_t bits;
-      std::memcpy(&bits, xyz + k, sizeof bits);
-      nonfinite += (static_cast<uint32_t>(bits >> 32) & 0x7ff00000u) == 0x7ff00000u ? 1u : 0u;
-    }
-    if (nonfinite == 0) continue;
-    for (int64_t k = c; k < e; ++k)
-      if (!std::isfinite(xyz[k])) {
-        bad = std::min(bad, k / 3);
-        break;
-      }
-  }
-  fail_if_bad_point(xyz, bad, n, name);
-}
-
 
 // Host access to a tree array: the array itself for a host tree, a
 // downloaded copy for a device tree (not zero-filled first).
@@ -340,7 +68,7 @@ HostView<V> fetch(const tree::Tree& t, const V* src, int64_t n) {
   }
   h.own.reset(new V[static_cast<size_t>(std::max<int64_t>(h.own_n, 1))]);
 #if defined(GPUFMM_HAVE_CUDA)
-  if (n > 0) cuda::laplace_staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), laplace_parallel_copy);
+  if (n > 0) cuda::laplace_staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), plan::parallel_copy);
 #else
   if (n > 0) tree::download(t, h.own.get(), src, sizeof(V) * static_cast<size_t>(n));
 #endif
@@ -483,8 +211,8 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
                                                  int64_t ntrg, const double* targets) {
   const double t0 = now();
   validate_options(opt);
-  check_count(nsrc, "nsrc");
-  if (targets != nullptr) check_count(ntrg, "ntrg");
+  plan::check_count(nsrc, "nsrc");
+  if (targets != nullptr) plan::check_count(ntrg, "ntrg");
 #ifndef GPUFMM_HAVE_CUDA
   require(!ctx.on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED, "gpufmm was built without CUDA");
 #endif
@@ -493,11 +221,11 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   // Finite coordinates: checked here on the host, or by the CUDA driver on
   // the device copy it uploads anyway (one pass over the data fewer).
   if (P.cpu_pipeline()) {
-    check_points(sources, nsrc, "sources");
-    if (targets != nullptr) check_points(targets, ntrg, "targets");
+    plan::check_points(sources, nsrc, "sources");
+    if (targets != nullptr) plan::check_points(targets, ntrg, "targets");
   } else {
-    check_points_pointer(sources, nsrc, "sources");
-    if (targets != nullptr) check_points_pointer(targets, ntrg, "targets");
+    plan::check_points_pointer(sources, nsrc, "sources");
+    if (targets != nullptr) plan::check_points_pointer(targets, ntrg, "targets");
   }
   LaplacePlanTimes& tp = P.plan_times;
   double tmark = now();
@@ -537,10 +265,10 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   if (!P.cpu_pipeline()) {
     // The tree stays on the device (the CUDA driver evaluates).
 #if defined(GPUFMM_HAVE_CUDA)
-    dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, laplace_parallel_copy);
-    fail_if_bad_point(sources, cuda::laplace_first_nonfinite(ctx, dev_points.src, nsrc), nsrc, "sources");
+    dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, plan::parallel_copy);
+    plan::fail_if_bad_point(sources, cuda::laplace_first_nonfinite(ctx, dev_points.src, nsrc), nsrc, "sources");
     if (!P.same_sets)
-      fail_if_bad_point(targets, cuda::laplace_first_nonfinite(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
+      plan::fail_if_bad_point(targets, cuda::laplace_first_nonfinite(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
     tsrc = dev_points.src;
     ttrg = dev_points.trg;
     on_context = true;
@@ -624,60 +352,6 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   lap(tp.setup);
   P.plan_seconds = now() - t0;
   return plan;
-}
-
-// ---------------------------------------------------------------- evaluate
-
-namespace {
-
-template <class V>
-void check_values(const V* v, int64_t n, int per, const char* name, const char* what) {
-  if (v == nullptr) return;
-  const int64_t m = n * per;
-  int64_t bad = -1;
-  for (int64_t i = 0; i < m; ++i)
-    if (!std::isfinite(v[i])) {
-      bad = i;
-      break;
-    }
-  if (bad < 0) return;
-  const int64_t i = bad / per;
-  if (per == 1)
-    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': ", what, " ", i,
-         " (0-based) is NaN or Inf (", double(v[i]), ")");
-  fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': ", what, " ", i,
-       " (0-based) has a NaN or Inf component (", double(v[per * i]), ", ", double(v[per * i + 1]),
-       ", ", double(v[per * i + 2]), ")");
-}
-
-void check_inputs(const LaplacePlan& plan, const LaplaceEvalArgs& a) {
-  if (a.dtype == GPUFMM_FLOAT32) {
-    check_values(static_cast<const float*>(a.charges), plan.nsrc, 1, "charges", "charge");
-    check_values(static_cast<const float*>(a.dipoles), plan.nsrc, 3, "dipoles", "dipole");
-  } else {
-    check_values(static_cast<const double*>(a.charges), plan.nsrc, 1, "charges", "charge");
-    check_values(static_cast<const double*>(a.dipoles), plan.nsrc, 3, "dipoles", "dipole");
-  }
-}
-
-}  // namespace
-
-void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& a) {
-  require(a.charges != nullptr || a.dipoles != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "arguments 'charges' and 'dipoles' are both NULL: the sources carry nothing");
-  require(a.pot != nullptr || a.grad != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "arguments 'pot' and 'grad' are both NULL: nothing to compute");
-  require(a.dtype == GPUFMM_FLOAT64 || a.dtype == GPUFMM_FLOAT32, GPUFMM_ERROR_INTERNAL,
-          "laplace_evaluate: bad dtype");
-#if defined(GPUFMM_HAVE_CUDA)
-  if (!plan.cpu_pipeline()) {
-    if (!a.on_context) check_inputs(plan, a);  // device inputs: checked by the driver
-    cuda::laplace_evaluate(plan, a);
-    return;
-  }
-#endif
-  check_inputs(plan, a);
-  laplace_evaluate_cpu(plan, a);
 }
 
 gpufmm_laplace_plan_t laplace_plan_handle(std::unique_ptr<LaplacePlan> plan) {

@@ -262,9 +262,6 @@ const char* laplace_cpu_isa(LaplaceCpuIsa cap = LaplaceCpuIsa::avx512);
 gpufmm_laplace_info_t laplace_plan_info(const LaplacePlan& plan);
 
 #if defined(GPUFMM_HAVE_CUDA)
-// memcpy by the OpenMP threads (laplace_plan.cpp): the host side of the
-// staged device copies below.
-void laplace_parallel_copy(void* dst, const void* src, size_t bytes);
 
 namespace cuda {
 // Issue 5 (src/cuda/fmm/): evaluates on the plan's GPU context. args are in
@@ -276,7 +273,7 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 // Plan creation on a GPU context (src/cuda/fmm/laplace/plan.cu); all on
 // the context's stream.
 // Host-side copy of one chunk (memcpy semantics; the plan and evaluate pass
-// laplace_parallel_copy).
+// plan::parallel_copy).
 using LaplaceHostCopy = void (*)(void* dst, const void* src, size_t bytes);
 // Large copies through two process-wide pinned chunks, the caller's `copy`
 // for the host side of each chunk, overlapped with the DMA of the other;
