@@ -25,6 +25,7 @@
 #include "core/cuda_backend.hpp"
 #include "core/lru_cache.hpp"
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/common/graph_cache.cuh"
 #include "plan/checks.hpp"
 #include <cub/cub.cuh>
 
@@ -76,8 +77,7 @@ struct GpuData {
   cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
   // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
   // replayed while the arguments (GraphKey) stay the same.
-  cudaGraphExec_t graph = nullptr;
-  GraphKey graph_key, last_key;  // of `graph`; of the last evaluate
+  gpufmm::cuda::GraphCache<GraphKey> graph;
   LaplaceGpuKernels k;  // the plan's options.gpu (laplace_gpu_kernels may change it)
   // Grouped M2L (m2l = GRP): receivers per group (k.m2l_group, else
   // m2l_group_size), entries.
@@ -119,7 +119,7 @@ struct GpuData {
       (void)cudaStreamSynchronize(s1);
       (void)cudaStreamDestroy(s1);
     }
-    if (graph) (void)cudaGraphExecDestroy(graph);
+    graph.reset();
     for (auto& e : ev)
       if (e) (void)cudaEventDestroy(e);
     if (fork) (void)cudaEventDestroy(fork);
@@ -653,54 +653,6 @@ struct Eval {
     }
   }
 
-  // enqueue(x), as a graph where the arguments repeat (LaplaceGpuKernels::
-  // graph). The first evaluate with new arguments runs the kernels one by
-  // one (it also makes the lazy allocations of the workspace); the next one
-  // with the same arguments captures them into a graph and launches it;
-  // later ones launch the graph (one launch for every stage and level).
-  // With other arguments and a graph at hand, the captured graph updates the
-  // executable one in place (cudaGraphExecUpdate: same topology, new
-  // pointers) or replaces it.
-  template <class SS>
-  void launch(const Ptrs<SS>& x, const GraphKey& key) {
-    const bool replay = G.graph && G.graph_key == key;
-    const bool capture = !replay && G.k.graph && (G.graph || G.last_key == key);
-    G.last_key = key;
-    if (replay) {
-      GPUFMM_CUDA_CHECK(cudaGraphLaunch(G.graph, s0));
-      return;
-    }
-    if (!capture) {
-      enqueue(x, false);
-      return;
-    }
-    cudaGraph_t g = nullptr;
-    GPUFMM_CUDA_CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue(x, true);
-    } catch (...) {
-      if (cudaStreamEndCapture(s0, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
-      (void)cudaGetLastError();
-      throw;
-    }
-    GPUFMM_CUDA_CHECK(cudaStreamEndCapture(s0, &g));
-    struct GraphGuard {
-      cudaGraph_t g;
-      ~GraphGuard() { (void)cudaGraphDestroy(g); }
-    } guard{g};
-    if (G.graph) {
-      cudaGraphExecUpdateResultInfo info;
-      if (cudaGraphExecUpdate(G.graph, g, &info) != cudaSuccess) {
-        (void)cudaGetLastError();
-        (void)cudaGraphExecDestroy(G.graph);
-        G.graph = nullptr;
-      }
-    }
-    if (G.graph == nullptr) GPUFMM_CUDA_CHECK(cudaGraphInstantiate(&G.graph, g, 0));
-    G.graph_key = key;
-    GPUFMM_CUDA_CHECK(cudaGraphLaunch(G.graph, s0));
-  }
-
   template <class SS>
   void run(const LaplaceEvalArgs& a) {
     const auto w0 = std::chrono::steady_clock::now();
@@ -760,7 +712,7 @@ struct Eval {
     key.grad = x.ug;
     key.dtype = int(a.dtype);
     key.k = G.k;
-    launch(x, key);
+    G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
 
     unsigned long long bad[2] = {kNoBad, kNoBad};
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, G.bad, sizeof bad, cudaMemcpyDeviceToHost, s0));
