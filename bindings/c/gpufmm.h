@@ -272,7 +272,16 @@ typedef struct gpufmm_tree_options_s {
   double cube_side;  /* > 0 when cube_given                                  */
   int lists;       /* which lists to build: OR of GPUFMM_TREE_LIST_BIT(list);
                       default GPUFMM_TREE_LISTS_ALL                           */
+  int kind;        /* GPUFMM_TREE_UNIFORM (default): every leaf at l_max;
+                      GPUFMM_TREE_ADAPTIVE: a box is split while it holds more
+                      than s_max points, up to max_level, so leaves have
+                      variable depth (l_max must be -1; the lists keep their
+                      same-level definitions, docs/tree.md)                   */
 } gpufmm_tree_options_t;
+
+/* Values of gpufmm_tree_options_t.kind. */
+#define GPUFMM_TREE_UNIFORM 0
+#define GPUFMM_TREE_ADAPTIVE 1
 
 /* Fills *opt with the defaults above. Errors: INVALID_ARGUMENT (opt NULL). */
 gpufmm_status_t gpufmm_tree_options_init(gpufmm_tree_options_t* opt);
@@ -443,14 +452,14 @@ typedef enum gpufmm_laplace_stencil_e {
 /* Kernel strategy of one stage of the CUDA driver (options.gpu_*; ignored on
  * the CPU). Which stage takes which is listed with the options; the kernels
  * and their measured speed are in docs/laplace_gpu.md. */
-typedef enum gpufmm_laplace_kernel_e {
-  GPUFMM_KERNEL_TPB = 0, /* thread per box                                   */
-  GPUFMM_KERNEL_WPB = 1, /* warp per box                                     */
-  GPUFMM_KERNEL_BPB = 2, /* block (or warps) per box, cooperative             */
-  GPUFMM_KERNEL_GPB = 3, /* 8 threads per parent box (M2M)                    */
-  GPUFMM_KERNEL_GRP = 4, /* grouped M2L: every level in one launch            */
-  GPUFMM_KERNEL_TPT = 5  /* thread per target (L2P, P2P)                      */
-} gpufmm_laplace_kernel_t;
+typedef enum gpufmm_laplace_strategy_e {
+  GPUFMM_STRATEGY_TPB = 0, /* thread per box                                   */
+  GPUFMM_STRATEGY_WPB = 1, /* warp per box                                     */
+  GPUFMM_STRATEGY_BPB = 2, /* block (or warps) per box, cooperative             */
+  GPUFMM_STRATEGY_GPB = 3, /* 8 threads per parent box (M2M)                    */
+  GPUFMM_STRATEGY_GRP = 4, /* grouped M2L: every level in one launch            */
+  GPUFMM_STRATEGY_TPT = 5  /* thread per target (L2P, P2P)                      */
+} gpufmm_laplace_strategy_t;
 
 typedef struct gpufmm_laplace_options_s {
   double eps;          /* requested relative L2 error of potential and gradient
@@ -469,7 +478,7 @@ typedef struct gpufmm_laplace_options_s {
                           per-process and per-device caches; 0: built for
                           this plan alone                                      */
   /* GPU context only: the kernel strategy of each stage (a
-   * gpufmm_laplace_kernel_t; defaults: the fastest measured on an H100):    */
+   * gpufmm_laplace_strategy_t; defaults: the fastest measured on an H100):    */
   int gpu_p2m;         /* BPB (default), WPB or TPB                             */
   int gpu_m2m;         /* BPB (default), GPB or TPB                             */
   int gpu_m2l;         /* GRP (default; BPB where p is too large for it), BPB,
@@ -556,11 +565,76 @@ gpufmm_status_t gpufmm_laplace(gpufmm_context_t ctx, double eps, int64_t nsrc, c
  * GPUFMM_FLOAT64 or GPUFMM_FLOAT32 (the arithmetic; host data are double).
  * Runs on the context's backend: OpenMP on the CPU, a shared-memory tiled
  * kernel on a GPU. targets == NULL: at the sources (no self term).
- * Arguments and errors as gpufmm_laplace_plan_create + evaluate. */
+ * Arguments and errors as gpufmm_laplace_plan_create + evaluate. The same
+ * code as gpufmm_direct with GPUFMM_KERNEL_LAPLACE, which has no dipoles. */
 gpufmm_status_t gpufmm_laplace_direct(gpufmm_context_t ctx, int precision, int64_t nsrc,
                                       const double* sources, const double* charges,
                                       const double* dipoles, int64_t ntrg, const double* targets,
                                       double* pot, double* grad);
+
+/* ------------------------------------------------------------------------ */
+/* Pair kernels and the direct sum for every kernel                           */
+/* ------------------------------------------------------------------------ */
+
+/* The interaction G(y, x) between a target y and a source x, r = |y - x|.
+ * The potential at y is sum_j q_j G(y, x_j) (plus, for Laplace, the dipole
+ * terms of gpufmm_laplace_direct); no 1/(4 pi) factor. */
+typedef enum gpufmm_kernel_type_e {
+  GPUFMM_KERNEL_LAPLACE = 0,             /* 1/r; charges and dipoles; no params          */
+  GPUFMM_KERNEL_YUKAWA = 1,              /* exp(-kappa r)/r; params {kappa >= 0}         */
+  GPUFMM_KERNEL_REGULARIZED_LAPLACE = 2, /* 1/s, s = sqrt(r^2 + delta^2); {delta > 0}    */
+  GPUFMM_KERNEL_REGULARIZED_YUKAWA = 3   /* exp(-kappa s)/s; params {kappa >= 0, delta > 0} */
+} gpufmm_kernel_type_t;
+
+#define GPUFMM_KERNEL_MAX_PARAMS 4
+
+/* A kernel: its type (a gpufmm_kernel_type_t) and parameters, in the order
+ * the type's comment lists them; unused entries are 0. Fill it with
+ * gpufmm_kernel_init, which validates the parameters. Coincident pairs
+ * (r = 0): the singular kernels (Laplace, Yukawa) leave them out (no self
+ * term); the regularized kernels include them, G(0) = 1/delta (times
+ * exp(-kappa delta)), with zero gradient. */
+typedef struct gpufmm_kernel_s {
+  int type;
+  int nparams;
+  double params[GPUFMM_KERNEL_MAX_PARAMS];
+} gpufmm_kernel_t;
+
+/* Sets *kernel to `type` with nparams parameters from params (NULL when
+ * nparams = 0). Example: double kappa = 0.5;
+ * gpufmm_kernel_init(&k, GPUFMM_KERNEL_YUKAWA, 1, &kappa).
+ * Errors: INVALID_ARGUMENT (kernel NULL, an unknown type, nparams not the
+ * type's count, a parameter out of its range or not finite); *kernel is
+ * untouched then. */
+gpufmm_status_t gpufmm_kernel_init(gpufmm_kernel_t* kernel, int type, int nparams, const double* params);
+
+/* Direct summation of kernel `kernel`, O(nsrc * ntrg), with charges:
+ *   pot[i]  = sum_j charges[j] G(targets_i, sources_j)
+ *   grad[i] = gradient of pot with respect to the target (3 values).
+ * sources 3 x nsrc, targets 3 x ntrg (xyz of a point together), charges
+ * nsrc, pot ntrg, grad 3 x ntrg (pot or grad may be NULL: not wanted, not
+ * both). targets == NULL: at the sources (ntrg ignored; the singular
+ * kernels then leave out each point's own term). precision GPUFMM_FLOAT64 or
+ * GPUFMM_FLOAT32 is the arithmetic; data are double. Runs on the context's
+ * backend: OpenMP on the CPU, a shared-memory tiled kernel on a GPU.
+ * Errors: INVALID_HANDLE (ctx), INVALID_ARGUMENT (kernel NULL or invalid,
+ * precision, a negative count, a NULL array that holds values, a NaN or Inf
+ * coordinate or charge: the message names the argument and the index),
+ * OUT_OF_MEMORY, DEVICE. The outputs are untouched on any error. */
+gpufmm_status_t gpufmm_direct(gpufmm_context_t ctx, const gpufmm_kernel_t* kernel, int precision, int64_t nsrc,
+                              const double* sources, const double* charges, int64_t ntrg, const double* targets,
+                              double* pot, double* grad);
+
+/* The same on gpufmm arrays (dtype GPUFMM_FLOAT64, any rank) of one context,
+ * the data staying where they are (device memory on a GPU context):
+ * sources 3 nsrc elements, charges nsrc, targets 3 ntrg (a NULL handle: at
+ * the sources), pot ntrg and grad 3 ntrg (NULL handles: not wanted, not
+ * both). Errors as gpufmm_direct, plus INVALID_HANDLE (a non-NULL handle
+ * that is not a live array), TYPE_MISMATCH (dtype), SIZE_MISMATCH (element
+ * counts that disagree), INVALID_ARGUMENT (arrays of different contexts). */
+gpufmm_status_t gpufmm_direct_arrays(const gpufmm_kernel_t* kernel, int precision, gpufmm_array_t sources,
+                                     gpufmm_array_t charges, gpufmm_array_t targets, gpufmm_array_t pot,
+                                     gpufmm_array_t grad);
 
 #ifdef __cplusplus
 } /* extern "C" */

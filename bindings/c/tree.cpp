@@ -1,14 +1,18 @@
 // C thunks of the Octree section of gpufmm.h: argument checks and status
-// codes only; the work is in src/cxx/tree.
+// codes only; the work is in src/cxx/tree (the tree) and src/cxx/lists (its
+// lists).
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "array/array.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/handles.hpp"
 #include "gpufmm.h"
+#include "lists/lists.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"
 
@@ -23,13 +27,21 @@ const tree::PointSet& checked_set(const tree::Tree& t, gpufmm_tree_set_t set) {
   return t.set(set == GPUFMM_TREE_SOURCES ? 0 : 1);
 }
 
-const tree::List& checked_list(const tree::Tree& t, gpufmm_tree_list_t list) {
+const lists::List& checked_list(const lists::Lists& l, gpufmm_tree_list_t list) {
   const int k = static_cast<int>(list);
-  require(k >= 0 && k < tree::kNumLists, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'list' = ", k,
+  require(k >= 0 && k < lists::kNumLists, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'list' = ", k,
           " is not a gpufmm_tree_list_t");
-  require(t.lists[k].built, GPUFMM_ERROR_INVALID_ARGUMENT, "list ", k,
+  require(l.list[k].built, GPUFMM_ERROR_INVALID_ARGUMENT, "list ", k,
           " was not built (see gpufmm_tree_options_t.lists)");
-  return t.lists[k];
+  return l.list[k];
+}
+
+// The list mask of the options (NULL = every list).
+unsigned list_mask(const gpufmm_tree_options_t* opt) {
+  if (opt == nullptr) return lists::kAllLists;
+  require(opt->lists >= 0 && opt->lists <= GPUFMM_TREE_LISTS_ALL, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'lists' = ", opt->lists, " is not a mask of GPUFMM_TREE_LIST_BIT(0..3)");
+  return static_cast<unsigned>(opt->lists);
 }
 
 template <class T>
@@ -37,9 +49,10 @@ void copy_out(const tree::Tree& t, T* host, const T* src, int64_t n) {
   if (host != nullptr && n > 0) tree::download(t, host, src, sizeof(T) * static_cast<size_t>(n));
 }
 
-// Registers a built tree and hands it out.
-void hand_out(std::unique_ptr<tree::Tree> built, gpufmm_tree_t* out) {
+// Builds the lists of a built tree, registers both and hands them out.
+void hand_out(std::unique_ptr<tree::Tree> built, unsigned which, gpufmm_tree_t* out) {
   auto h = std::make_unique<gpufmm_tree_s>();
+  h->lists = lists::build(*built, which);
   h->tree = std::move(built);
   register_handle(h.get(), HandleKind::TreePlan);
   *out = h.release();
@@ -72,6 +85,7 @@ gpufmm_status_t gpufmm_tree_options_init(gpufmm_tree_options_t* opt) {
     opt->cube_given = 0;
     opt->cube_side = 0.0;
     opt->lists = GPUFMM_TREE_LISTS_ALL;
+    opt->kind = GPUFMM_TREE_UNIFORM;
   });
 }
 
@@ -82,10 +96,11 @@ gpufmm_status_t gpufmm_tree_build(gpufmm_context_t ctx, const gpufmm_tree_option
     Context* c = checked_context(ctx);
     require_out(out, "tree");
     const tree::Options o = tree::options_from_c(opt);
+    const unsigned which = list_mask(opt);
     if (recv == nullptr)
       require(nrecv == nsrc, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'recv' is NULL (receivers = ",
               "sources) but nrecv = ", nrecv, " differs from nsrc = ", nsrc);
-    hand_out(tree::build(*c, o, src, nsrc, recv, nrecv, false), out);
+    hand_out(tree::build(*c, o, src, nsrc, recv, nrecv, false), which, out);
   });
 }
 
@@ -96,6 +111,7 @@ gpufmm_status_t gpufmm_tree_build_arrays(gpufmm_context_t ctx, const gpufmm_tree
     Context* c = checked_context(ctx);
     require_out(out, "tree");
     const tree::Options o = tree::options_from_c(opt);
+    const unsigned which = list_mask(opt);
     const int64_t nsrc = checked_coords(*c, src, "src");
     int64_t nrecv = nsrc;
     const double* rp = nullptr;
@@ -105,7 +121,8 @@ gpufmm_status_t gpufmm_tree_build_arrays(gpufmm_context_t ctx, const gpufmm_tree
       static const double kEmpty = 0.0;
       rp = recv->data ? static_cast<const double*>(recv->data) : &kEmpty;
     }
-    hand_out(tree::build(*c, o, static_cast<const double*>(src->data), nsrc, rp, nrecv, true), out);
+    hand_out(tree::build(*c, o, static_cast<const double*>(src->data), nsrc, rp, nrecv, true), which,
+             out);
   });
 }
 
@@ -125,6 +142,7 @@ gpufmm_status_t gpufmm_tree_stats(gpufmm_tree_t t, gpufmm_tree_stats_t* stats) {
     std::lock_guard<std::mutex> lock(h->mutex);
     if (!h->have_stats) {
       h->stats = tree::compute_stats(*h->tree);
+      lists::add_stats(*h->tree, *h->lists, h->stats);
       h->have_stats = true;
     }
     *stats = h->stats;
@@ -176,8 +194,7 @@ gpufmm_status_t gpufmm_tree_get_boxes(gpufmm_tree_t t, gpufmm_tree_set_t set, in
 gpufmm_status_t gpufmm_tree_list_size(gpufmm_tree_t t, gpufmm_tree_list_t list, int64_t* rows,
                                       int64_t* entries) {
   return guard("gpufmm_tree_list_size", [&] {
-    const tree::Tree& tr = *checked_tree(t)->tree;
-    const tree::List& l = checked_list(tr, list);
+    const lists::List& l = checked_list(*checked_tree(t)->lists, list);
     require_out(rows, "rows");
     require_out(entries, "entries");
     *rows = l.rows;
@@ -189,8 +206,9 @@ gpufmm_status_t gpufmm_tree_get_list(gpufmm_tree_t t, gpufmm_tree_list_t list, i
                                      int64_t entries, int64_t* offsets, int32_t* index,
                                      int32_t* cls, double* eta) {
   return guard("gpufmm_tree_get_list", [&] {
-    const tree::Tree& tr = *checked_tree(t)->tree;
-    const tree::List& l = checked_list(tr, list);
+    const gpufmm_tree_s* h = checked_tree(t);
+    const tree::Tree& tr = *h->tree;
+    const lists::List& l = checked_list(*h->lists, list);
     require(rows == l.rows, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'rows' = ", rows,
             " differs from the list's ", l.rows, " rows");
     require(entries == l.nnz, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'entries' = ", entries,
@@ -201,8 +219,11 @@ gpufmm_status_t gpufmm_tree_get_list(gpufmm_tree_t t, gpufmm_tree_list_t list, i
     copy_out(tr, offsets, l.offsets, rows + 1);
     copy_out(tr, index, l.index, entries);
     if (list != GPUFMM_TREE_NEIGHBORS) {
-      copy_out(tr, cls, l.cls, entries);
-      copy_out(tr, eta, l.eta, entries);
+      if (cls != nullptr || eta != nullptr) {
+        const std::vector<int32_t> c = tree::host_copy(tr, l.cls, entries);
+        if (cls != nullptr) std::copy(c.begin(), c.end(), cls);
+        if (eta != nullptr) std::transform(c.begin(), c.end(), eta, lists::class_eta);
+      }
     }
   });
 }

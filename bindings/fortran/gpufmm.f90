@@ -3,6 +3,10 @@
 !>   gpufmm_core       status and dtype constants, contexts, device info,
 !>                     version, error messages, the error-stop convention
 !>   gpufmm_array_mod  device arrays: transfers, copy, fill, BLAS, reductions
+!>   gpufmm_fmm        the Laplace FMM and direct sum
+!>   gpufmm_tree_mod   octrees: sorted points, boxes, interaction lists
+!>   gpufmm_kernels_mod  pair kernels (Laplace, Yukawa, regularized) and
+!>                     the direct sum of any kernel
 !>
 !> Every procedure takes `integer, optional, intent(out) :: status` last;
 !> without it, a failure ends the program with `error stop` and the
@@ -12,6 +16,8 @@ module gpufmm
   use gpufmm_core
   use gpufmm_array_mod
   use gpufmm_fmm
+  use gpufmm_tree_mod
+  use gpufmm_kernels_mod
   implicit none
   public
 end module gpufmm

@@ -1,9 +1,10 @@
 ! ============================================================================
 ! GENERATED FILE - DO NOT EDIT BY HAND.
-! Written by tools/gen_fortran_arrays.py; to change it, edit the script and run
-!     python3 tools/gen_fortran_arrays.py
-! from the repository root, then commit both files. (CI does not run Python:
-! this file is checked in.)
+! Made from bindings/fortran/gpufmm_array.fypp by tools/gen-fortran; edit the template, run
+!     tools/gen-fortran
+! from the repository root and commit both (building does not need fypp:
+! this file is checked in; the CTest fortran_generated_up_to_date fails when
+! it is stale).
 ! ============================================================================
 
 !> gpufmm_array_mod - device arrays for Fortran (see docs/fortran.md).
@@ -49,7 +50,7 @@
 module gpufmm_array_mod
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_ptr, c_null_ptr, c_loc, c_associated
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64
-  use gpufmm_core
+  use gpufmm_core, itoa => gpufmm_itoa
   implicit none
   private
 
@@ -73,7 +74,6 @@ module gpufmm_array_mod
   integer, parameter :: OP_UPLOAD = 1, OP_DOWNLOAD = 2, OP_UPLOAD_ASYNC = 3, &
        OP_DOWNLOAD_ASYNC = 4, OP_FILL = 5, OP_SUM = 6, OP_MIN = 7, OP_MAX = 8, &
        OP_NRM2 = 9, OP_SCAL = 10, OP_AXPY = 11, OP_DOT = 12
-
 
   ! ------------------------------------------------------------------ generic interfaces
 
@@ -207,7 +207,6 @@ module gpufmm_array_mod
      module procedure max_r8
   end interface gpufmm_array_max
 
-
   ! ------------------------------------------------------------------ raw C interfaces (private)
   interface
      function c_array_create(ctx, dtype, rank, dims, a) bind(c, name='gpufmm_array_create') result(s)
@@ -302,6 +301,7 @@ module gpufmm_array_mod
        type(c_ptr), value :: alpha, a, b, beta, c
        integer(c_int) :: s
      end function c_array_gemm
+     ! Entry points with the same C signature: one bind(c) interface each.
      function c_array_upload(a, host, count) bind(c, name='gpufmm_array_upload') result(s)
        import :: c_int, c_int64_t, c_ptr
        type(c_ptr), value :: a, host
@@ -355,17 +355,7 @@ module gpufmm_array_mod
 
 contains
 
-
   ! ================================================================== common routines
-
-  !> Integer to text, for messages.
-  pure function itoa(i) result(str)
-    integer(int64), intent(in) :: i
-    character(len=:), allocatable :: str
-    character(len=24) :: buf
-    write (buf, '(i0)') i
-    str = trim(buf)
-  end function itoa
 
   !> Ends a call: hands s to gpufmm_check_status, with the Fortran-side
   !> message when there is one.
@@ -428,7 +418,7 @@ contains
     character(len=:), allocatable :: msg
     if (size(dims) < 1 .or. size(dims) > GPUFMM_MAX_RANK) then
        s = GPUFMM_ERROR_INVALID_ARGUMENT
-       msg = 'dims has ' // itoa(int(size(dims), int64)) // ' entries; the rank must be 1 to 3'
+       msg = 'dims has ' // itoa(size(dims)) // ' entries; the rank must be 1 to 3'
     else
        d = 1
        d(1:size(dims)) = dims
@@ -731,7 +721,6 @@ contains
 
   ! ================================================================== generated specifics
 
-
   subroutine create_i4(ctx, dtype, dims, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer, intent(in) :: dtype
@@ -741,7 +730,6 @@ contains
     call do_create(ctx, dtype, int(dims, c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create')
   end subroutine create_i4
-
 
   subroutine wrap_i4(ctx, dtype, dims, data, a, status)
     type(gpufmm_context), intent(in) :: ctx
@@ -753,7 +741,6 @@ contains
     call do_create(ctx, dtype, int(dims, c_int64_t), .true., data, a, status, 'gpufmm_array_wrap')
   end subroutine wrap_i4
 
-
   subroutine copy_range_i4(src, src_offset, dst, dst_offset, count, status)
     type(gpufmm_array), intent(in) :: src, dst
     integer(int32), intent(in) :: src_offset, dst_offset, count
@@ -761,7 +748,6 @@ contains
     call do_copy_range(src, int(src_offset, int64), dst, int(dst_offset, int64), &
          int(count, int64), status)
   end subroutine copy_range_i4
-
 
   subroutine create_i8(ctx, dtype, dims, a, status)
     type(gpufmm_context), intent(in) :: ctx
@@ -773,7 +759,6 @@ contains
          'gpufmm_array_create')
   end subroutine create_i8
 
-
   subroutine wrap_i8(ctx, dtype, dims, data, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer, intent(in) :: dtype
@@ -784,7 +769,6 @@ contains
     call do_create(ctx, dtype, int(dims, c_int64_t), .true., data, a, status, 'gpufmm_array_wrap')
   end subroutine wrap_i8
 
-
   subroutine copy_range_i8(src, src_offset, dst, dst_offset, count, status)
     type(gpufmm_array), intent(in) :: src, dst
     integer(int64), intent(in) :: src_offset, dst_offset, count
@@ -792,7 +776,6 @@ contains
     call do_copy_range(src, int(src_offset, int64), dst, int(dst_offset, int64), &
          int(count, int64), status)
   end subroutine copy_range_i8
-
 
   subroutine create_like_i4_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
@@ -802,7 +785,6 @@ contains
     call do_create(ctx, GPUFMM_INT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i4_1
-
 
   subroutine upload_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -816,7 +798,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_i4_1
 
-
   subroutine download_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), contiguous, target, intent(inout) :: host(:)
@@ -828,7 +809,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_i4_1
-
 
   subroutine upload_async_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -846,7 +826,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_async_i4_1
 
-
   subroutine download_async_i4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: host(:)
@@ -863,7 +842,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_async_i4_1
 
-
   subroutine create_like_i4_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int32), intent(in) :: host(:,:)
@@ -872,7 +850,6 @@ contains
     call do_create(ctx, GPUFMM_INT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i4_2
-
 
   subroutine upload_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -886,7 +863,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_i4_2
 
-
   subroutine download_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), contiguous, target, intent(inout) :: host(:,:)
@@ -898,7 +874,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_i4_2
-
 
   subroutine upload_async_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -916,7 +891,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_async_i4_2
 
-
   subroutine download_async_i4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: host(:,:)
@@ -933,7 +907,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_async_i4_2
 
-
   subroutine create_like_i4_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int32), intent(in) :: host(:,:,:)
@@ -942,7 +915,6 @@ contains
     call do_create(ctx, GPUFMM_INT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i4_3
-
 
   subroutine upload_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -956,7 +928,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_i4_3
 
-
   subroutine download_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), contiguous, target, intent(inout) :: host(:,:,:)
@@ -968,7 +939,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_i4_3
-
 
   subroutine upload_async_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -986,7 +956,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine upload_async_i4_3
 
-
   subroutine download_async_i4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: host(:,:,:)
@@ -1003,7 +972,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT32, 'integer(int32)', status)
   end subroutine download_async_i4_3
 
-
   subroutine create_like_i8_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int64), intent(in) :: host(:)
@@ -1012,7 +980,6 @@ contains
     call do_create(ctx, GPUFMM_INT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i8_1
-
 
   subroutine upload_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1026,7 +993,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_i8_1
 
-
   subroutine download_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), contiguous, target, intent(inout) :: host(:)
@@ -1038,7 +1004,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_i8_1
-
 
   subroutine upload_async_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1056,7 +1021,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_async_i8_1
 
-
   subroutine download_async_i8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: host(:)
@@ -1073,7 +1037,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_async_i8_1
 
-
   subroutine create_like_i8_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int64), intent(in) :: host(:,:)
@@ -1082,7 +1045,6 @@ contains
     call do_create(ctx, GPUFMM_INT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i8_2
-
 
   subroutine upload_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1096,7 +1058,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_i8_2
 
-
   subroutine download_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), contiguous, target, intent(inout) :: host(:,:)
@@ -1108,7 +1069,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_i8_2
-
 
   subroutine upload_async_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1126,7 +1086,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_async_i8_2
 
-
   subroutine download_async_i8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: host(:,:)
@@ -1143,7 +1102,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_async_i8_2
 
-
   subroutine create_like_i8_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int64), intent(in) :: host(:,:,:)
@@ -1152,7 +1110,6 @@ contains
     call do_create(ctx, GPUFMM_INT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_i8_3
-
 
   subroutine upload_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1166,7 +1123,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_i8_3
 
-
   subroutine download_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1178,7 +1134,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_i8_3
-
 
   subroutine upload_async_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1196,7 +1151,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine upload_async_i8_3
 
-
   subroutine download_async_i8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: host(:,:,:)
@@ -1213,7 +1167,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_INT64, 'integer(int64)', status)
   end subroutine download_async_i8_3
 
-
   subroutine create_like_r4_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real32), intent(in) :: host(:)
@@ -1222,7 +1175,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r4_1
-
 
   subroutine upload_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1236,7 +1188,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_r4_1
 
-
   subroutine download_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), contiguous, target, intent(inout) :: host(:)
@@ -1248,7 +1199,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_r4_1
-
 
   subroutine upload_async_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1266,7 +1216,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_async_r4_1
 
-
   subroutine download_async_r4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: host(:)
@@ -1283,7 +1232,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_async_r4_1
 
-
   subroutine create_like_r4_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real32), intent(in) :: host(:,:)
@@ -1292,7 +1240,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r4_2
-
 
   subroutine upload_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1306,7 +1253,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_r4_2
 
-
   subroutine download_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), contiguous, target, intent(inout) :: host(:,:)
@@ -1318,7 +1264,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_r4_2
-
 
   subroutine upload_async_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1336,7 +1281,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_async_r4_2
 
-
   subroutine download_async_r4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: host(:,:)
@@ -1353,7 +1297,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_async_r4_2
 
-
   subroutine create_like_r4_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real32), intent(in) :: host(:,:,:)
@@ -1362,7 +1305,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT32, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r4_3
-
 
   subroutine upload_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1376,7 +1318,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_r4_3
 
-
   subroutine download_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1388,7 +1329,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_r4_3
-
 
   subroutine upload_async_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1406,7 +1346,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine upload_async_r4_3
 
-
   subroutine download_async_r4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: host(:,:,:)
@@ -1423,7 +1362,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine download_async_r4_3
 
-
   subroutine create_like_r8_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real64), intent(in) :: host(:)
@@ -1432,7 +1370,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r8_1
-
 
   subroutine upload_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1446,7 +1383,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_r8_1
 
-
   subroutine download_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), contiguous, target, intent(inout) :: host(:)
@@ -1458,7 +1394,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_r8_1
-
 
   subroutine upload_async_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1476,7 +1411,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_async_r8_1
 
-
   subroutine download_async_r8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: host(:)
@@ -1493,7 +1427,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_async_r8_1
 
-
   subroutine create_like_r8_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real64), intent(in) :: host(:,:)
@@ -1502,7 +1435,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r8_2
-
 
   subroutine upload_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1516,7 +1448,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_r8_2
 
-
   subroutine download_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), contiguous, target, intent(inout) :: host(:,:)
@@ -1528,7 +1459,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_r8_2
-
 
   subroutine upload_async_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1546,7 +1476,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_async_r8_2
 
-
   subroutine download_async_r8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: host(:,:)
@@ -1563,7 +1492,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_async_r8_2
 
-
   subroutine create_like_r8_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     real(real64), intent(in) :: host(:,:,:)
@@ -1572,7 +1500,6 @@ contains
     call do_create(ctx, GPUFMM_FLOAT64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_r8_3
-
 
   subroutine upload_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1586,7 +1513,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_r8_3
 
-
   subroutine download_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1598,7 +1524,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_r8_3
-
 
   subroutine upload_async_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1616,7 +1541,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine upload_async_r8_3
 
-
   subroutine download_async_r8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: host(:,:,:)
@@ -1633,7 +1557,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine download_async_r8_3
 
-
   subroutine create_like_c4_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real32), intent(in) :: host(:)
@@ -1642,7 +1565,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c4_1
-
 
   subroutine upload_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1656,7 +1578,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_c4_1
 
-
   subroutine download_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), contiguous, target, intent(inout) :: host(:)
@@ -1668,7 +1589,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_c4_1
-
 
   subroutine upload_async_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1686,7 +1606,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_async_c4_1
 
-
   subroutine download_async_c4_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), target, intent(inout) :: host(:)
@@ -1703,7 +1622,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_async_c4_1
 
-
   subroutine create_like_c4_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real32), intent(in) :: host(:,:)
@@ -1712,7 +1630,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c4_2
-
 
   subroutine upload_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1726,7 +1643,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_c4_2
 
-
   subroutine download_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), contiguous, target, intent(inout) :: host(:,:)
@@ -1738,7 +1654,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_c4_2
-
 
   subroutine upload_async_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1756,7 +1671,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_async_c4_2
 
-
   subroutine download_async_c4_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), target, intent(inout) :: host(:,:)
@@ -1773,7 +1687,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_async_c4_2
 
-
   subroutine create_like_c4_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real32), intent(in) :: host(:,:,:)
@@ -1782,7 +1695,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX64, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c4_3
-
 
   subroutine upload_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1796,7 +1708,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_c4_3
 
-
   subroutine download_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), contiguous, target, intent(inout) :: host(:,:,:)
@@ -1808,7 +1719,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_c4_3
-
 
   subroutine upload_async_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1826,7 +1736,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine upload_async_c4_3
 
-
   subroutine download_async_c4_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real32), target, intent(inout) :: host(:,:,:)
@@ -1843,7 +1752,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine download_async_c4_3
 
-
   subroutine create_like_c8_1(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real64), intent(in) :: host(:)
@@ -1852,7 +1760,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX128, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c8_1
-
 
   subroutine upload_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1866,7 +1773,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_c8_1
 
-
   subroutine download_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), contiguous, target, intent(inout) :: host(:)
@@ -1878,7 +1784,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_c8_1
-
 
   subroutine upload_async_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1896,7 +1801,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_async_c8_1
 
-
   subroutine download_async_c8_1(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), target, intent(inout) :: host(:)
@@ -1913,7 +1817,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_async_c8_1
 
-
   subroutine create_like_c8_2(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real64), intent(in) :: host(:,:)
@@ -1922,7 +1825,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX128, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c8_2
-
 
   subroutine upload_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1936,7 +1838,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_c8_2
 
-
   subroutine download_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), contiguous, target, intent(inout) :: host(:,:)
@@ -1948,7 +1849,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_c8_2
-
 
   subroutine upload_async_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -1966,7 +1866,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_async_c8_2
 
-
   subroutine download_async_c8_2(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), target, intent(inout) :: host(:,:)
@@ -1983,7 +1882,6 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_async_c8_2
 
-
   subroutine create_like_c8_3(ctx, host, a, status)
     type(gpufmm_context), intent(in) :: ctx
     complex(real64), intent(in) :: host(:,:,:)
@@ -1992,7 +1890,6 @@ contains
     call do_create(ctx, GPUFMM_COMPLEX128, shape(host, kind=c_int64_t), .false., c_null_ptr, a, status, &
          'gpufmm_array_create_like')
   end subroutine create_like_c8_3
-
 
   subroutine upload_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -2006,7 +1903,6 @@ contains
     call do_transfer(OP_UPLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_c8_3
 
-
   subroutine download_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), contiguous, target, intent(inout) :: host(:,:,:)
@@ -2018,7 +1914,6 @@ contains
     if (n > 0) p = c_loc(host)
     call do_transfer(OP_DOWNLOAD, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_c8_3
-
 
   subroutine upload_async_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
@@ -2036,7 +1931,6 @@ contains
     call do_transfer(OP_UPLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine upload_async_c8_3
 
-
   subroutine download_async_c8_3(a, host, status)
     type(gpufmm_array), intent(in) :: a
     complex(real64), target, intent(inout) :: host(:,:,:)
@@ -2053,14 +1947,12 @@ contains
     call do_transfer(OP_DOWNLOAD_ASYNC, a, p, n, GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine download_async_c8_3
 
-
   subroutine fill_i4(a, value, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(in) :: value
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine fill_i4
-
 
   subroutine sum_i4(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2069,94 +1961,12 @@ contains
     call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine sum_i4
 
-
-  subroutine fill_i8(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    integer(int64), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_INT64], 'integer(int64)', status)
-  end subroutine fill_i8
-
-
-  subroutine sum_i8(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    integer(int64), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
-  end subroutine sum_i8
-
-
-  subroutine fill_r4(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real32), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT32], 'real(real32)', status)
-  end subroutine fill_r4
-
-
-  subroutine sum_r4(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real32), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
-  end subroutine sum_r4
-
-
-  subroutine fill_r8(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real64), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT64], 'real(real64)', status)
-  end subroutine fill_r8
-
-
-  subroutine sum_r8(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    real(real64), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
-  end subroutine sum_r8
-
-
-  subroutine fill_c4(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real32), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX64], 'complex(real32)', status)
-  end subroutine fill_c4
-
-
-  subroutine sum_c4(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real32), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX64], 'complex(real32)', status)
-  end subroutine sum_c4
-
-
-  subroutine fill_c8(a, value, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real64), target, intent(in) :: value
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX128], 'complex(real64)', status)
-  end subroutine fill_c8
-
-
-  subroutine sum_c8(a, result, status)
-    type(gpufmm_array), intent(in) :: a
-    complex(real64), target, intent(inout) :: result
-    integer, optional, intent(out) :: status
-    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX128], 'complex(real64)', status)
-  end subroutine sum_c8
-
-
   subroutine min_i4(a, result, status)
     type(gpufmm_array), intent(in) :: a
     integer(int32), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine min_i4
-
 
   subroutine max_i4(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2165,6 +1975,19 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_INT32], 'integer(int32)', status)
   end subroutine max_i4
 
+  subroutine fill_i8(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    integer(int64), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_INT64], 'integer(int64)', status)
+  end subroutine fill_i8
+
+  subroutine sum_i8(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    integer(int64), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
+  end subroutine sum_i8
 
   subroutine min_i8(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2173,7 +1996,6 @@ contains
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
   end subroutine min_i8
 
-
   subroutine max_i8(a, result, status)
     type(gpufmm_array), intent(in) :: a
     integer(int64), target, intent(inout) :: result
@@ -2181,6 +2003,19 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_INT64], 'integer(int64)', status)
   end subroutine max_i8
 
+  subroutine fill_r4(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real32), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT32], 'real(real32)', status)
+  end subroutine fill_r4
+
+  subroutine sum_r4(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real32), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
+  end subroutine sum_r4
 
   subroutine min_r4(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2189,7 +2024,6 @@ contains
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
   end subroutine min_r4
 
-
   subroutine max_r4(a, result, status)
     type(gpufmm_array), intent(in) :: a
     real(real32), target, intent(inout) :: result
@@ -2197,6 +2031,19 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_FLOAT32], 'real(real32)', status)
   end subroutine max_r4
 
+  subroutine fill_r8(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real64), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_FLOAT64], 'real(real64)', status)
+  end subroutine fill_r8
+
+  subroutine sum_r8(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    real(real64), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
+  end subroutine sum_r8
 
   subroutine min_r8(a, result, status)
     type(gpufmm_array), intent(in) :: a
@@ -2205,7 +2052,6 @@ contains
     call do_scalar_op(OP_MIN, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
   end subroutine min_r8
 
-
   subroutine max_r8(a, result, status)
     type(gpufmm_array), intent(in) :: a
     real(real64), target, intent(inout) :: result
@@ -2213,6 +2059,33 @@ contains
     call do_scalar_op(OP_MAX, a, c_loc(result), [GPUFMM_FLOAT64], 'real(real64)', status)
   end subroutine max_r8
 
+  subroutine fill_c4(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real32), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX64], 'complex(real32)', status)
+  end subroutine fill_c4
+
+  subroutine sum_c4(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real32), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX64], 'complex(real32)', status)
+  end subroutine sum_c4
+
+  subroutine fill_c8(a, value, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real64), target, intent(in) :: value
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_FILL, a, c_loc(value), [GPUFMM_COMPLEX128], 'complex(real64)', status)
+  end subroutine fill_c8
+
+  subroutine sum_c8(a, result, status)
+    type(gpufmm_array), intent(in) :: a
+    complex(real64), target, intent(inout) :: result
+    integer, optional, intent(out) :: status
+    call do_scalar_op(OP_SUM, a, c_loc(result), [GPUFMM_COMPLEX128], 'complex(real64)', status)
+  end subroutine sum_c8
 
   subroutine nrm2_r4(x, result, status)
     type(gpufmm_array), intent(in) :: x
@@ -2222,7 +2095,6 @@ contains
          'real(real32)', status)
   end subroutine nrm2_r4
 
-
   subroutine nrm2_r8(x, result, status)
     type(gpufmm_array), intent(in) :: x
     real(real64), target, intent(inout) :: result
@@ -2231,14 +2103,12 @@ contains
          'real(real64)', status)
   end subroutine nrm2_r8
 
-
   subroutine scal_r4(alpha, x, status)
     real(real32), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_FLOAT32], 'real(real32)', status)
   end subroutine scal_r4
-
 
   subroutine axpy_r4(alpha, x, y, status)
     real(real32), target, intent(in) :: alpha
@@ -2247,14 +2117,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine axpy_r4
 
-
   subroutine dot_r4(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     real(real32), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine dot_r4
-
 
   subroutine gemv_r4(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2265,7 +2133,6 @@ contains
          GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine gemv_r4
 
-
   subroutine gemm_r4(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     real(real32), target, intent(in) :: alpha, beta
@@ -2275,14 +2142,12 @@ contains
          GPUFMM_FLOAT32, 'real(real32)', status)
   end subroutine gemm_r4
 
-
   subroutine scal_r8(alpha, x, status)
     real(real64), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_FLOAT64], 'real(real64)', status)
   end subroutine scal_r8
-
 
   subroutine axpy_r8(alpha, x, y, status)
     real(real64), target, intent(in) :: alpha
@@ -2291,14 +2156,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine axpy_r8
 
-
   subroutine dot_r8(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     real(real64), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine dot_r8
-
 
   subroutine gemv_r8(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2309,7 +2172,6 @@ contains
          GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine gemv_r8
 
-
   subroutine gemm_r8(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     real(real64), target, intent(in) :: alpha, beta
@@ -2319,14 +2181,12 @@ contains
          GPUFMM_FLOAT64, 'real(real64)', status)
   end subroutine gemm_r8
 
-
   subroutine scal_c4(alpha, x, status)
     complex(real32), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_COMPLEX64], 'complex(real32)', status)
   end subroutine scal_c4
-
 
   subroutine axpy_c4(alpha, x, y, status)
     complex(real32), target, intent(in) :: alpha
@@ -2335,14 +2195,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine axpy_c4
 
-
   subroutine dot_c4(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     complex(real32), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine dot_c4
-
 
   subroutine gemv_c4(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2353,7 +2211,6 @@ contains
          GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine gemv_c4
 
-
   subroutine gemm_c4(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     complex(real32), target, intent(in) :: alpha, beta
@@ -2363,14 +2220,12 @@ contains
          GPUFMM_COMPLEX64, 'complex(real32)', status)
   end subroutine gemm_c4
 
-
   subroutine scal_c8(alpha, x, status)
     complex(real64), target, intent(in) :: alpha
     type(gpufmm_array), intent(in) :: x
     integer, optional, intent(out) :: status
     call do_scalar_op(OP_SCAL, x, c_loc(alpha), [GPUFMM_COMPLEX128], 'complex(real64)', status)
   end subroutine scal_c8
-
 
   subroutine axpy_c8(alpha, x, y, status)
     complex(real64), target, intent(in) :: alpha
@@ -2379,14 +2234,12 @@ contains
     call do_pair_op(OP_AXPY, x, y, c_loc(alpha), GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine axpy_c8
 
-
   subroutine dot_c8(x, y, result, status)
     type(gpufmm_array), intent(in) :: x, y
     complex(real64), target, intent(inout) :: result
     integer, optional, intent(out) :: status
     call do_pair_op(OP_DOT, x, y, c_loc(result), GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine dot_c8
-
 
   subroutine gemv_c8(trans, alpha, a, x, beta, y, status)
     character(len=*), intent(in) :: trans
@@ -2397,7 +2250,6 @@ contains
          GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine gemv_c8
 
-
   subroutine gemm_c8(transa, transb, alpha, a, b, beta, c, status)
     character(len=*), intent(in) :: transa, transb
     complex(real64), target, intent(in) :: alpha, beta
@@ -2406,6 +2258,5 @@ contains
     call do_gemm(transa, transb, c_loc(alpha), a, b, c_loc(beta), c, &
          GPUFMM_COMPLEX128, 'complex(real64)', status)
   end subroutine gemm_c8
-
 
 end module gpufmm_array_mod

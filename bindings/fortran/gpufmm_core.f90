@@ -36,40 +36,12 @@ module gpufmm_core
   implicit none
   private
 
-  ! ------------------------------------------------------------------ status
-  ! Values match enum gpufmm_status_e in gpufmm.h.
-  integer(c_int), parameter, public :: GPUFMM_SUCCESS = 0
-  integer(c_int), parameter, public :: GPUFMM_ERROR_INVALID_ARGUMENT = 1
-  integer(c_int), parameter, public :: GPUFMM_ERROR_INVALID_HANDLE = 2
-  integer(c_int), parameter, public :: GPUFMM_ERROR_OUT_OF_MEMORY = 3
-  integer(c_int), parameter, public :: GPUFMM_ERROR_NO_DEVICE = 4
-  integer(c_int), parameter, public :: GPUFMM_ERROR_DEVICE = 5
-  integer(c_int), parameter, public :: GPUFMM_ERROR_NOT_SUPPORTED = 6
-  integer(c_int), parameter, public :: GPUFMM_ERROR_SIZE_MISMATCH = 7
-  integer(c_int), parameter, public :: GPUFMM_ERROR_TYPE_MISMATCH = 8
-  integer(c_int), parameter, public :: GPUFMM_ERROR_INTERNAL = 9
-
-  ! ------------------------------------------------------------------ devices and backends
-  integer(c_int), parameter, public :: GPUFMM_DEVICE_CPU = -1      !< the OpenMP CPU backend
-  integer(c_int), parameter, public :: GPUFMM_DEVICE_DEFAULT = -2  !< first GPU if any, else CPU
-  integer(c_int), parameter, public :: GPUFMM_BACKEND_CPU = 0
-  integer(c_int), parameter, public :: GPUFMM_BACKEND_CUDA = 1
-
-  ! ------------------------------------------------------------------ dtypes
-  ! Values match enum gpufmm_dtype_e. Fortran kinds: int32, int64, real32,
-  ! real64, complex(real32), complex(real64) (iso_fortran_env).
-  integer(c_int), parameter, public :: GPUFMM_INT32 = 0
-  integer(c_int), parameter, public :: GPUFMM_INT64 = 1
-  integer(c_int), parameter, public :: GPUFMM_FLOAT32 = 2
-  integer(c_int), parameter, public :: GPUFMM_FLOAT64 = 3
-  integer(c_int), parameter, public :: GPUFMM_COMPLEX64 = 4
-  integer(c_int), parameter, public :: GPUFMM_COMPLEX128 = 5
-  integer, parameter, public :: GPUFMM_MAX_RANK = 3
-
-  ! BLAS operations (enum gpufmm_op_e); Fortran callers pass 'N', 'T', 'C'.
-  integer(c_int), parameter, public :: GPUFMM_OP_N = 0
-  integer(c_int), parameter, public :: GPUFMM_OP_T = 1
-  integer(c_int), parameter, public :: GPUFMM_OP_C = 2
+  ! ------------------------------------------------------------------ constants
+  ! Every GPUFMM_* constant of gpufmm.h (status codes, devices and backends,
+  ! dtypes, BLAS operations, tree and Laplace enums and limits), generated
+  ! from the header by tools/gen-fortran. The dtypes' Fortran kinds: int32,
+  ! int64, real32, real64, complex(real32), complex(real64) (iso_fortran_env).
+  include 'gpufmm_constants.inc'
 
   ! Compile-time checks that the iso_fortran_env kinds used in the public
   ! interface are the C types of gpufmm.h, and that default integers (status,
@@ -124,7 +96,13 @@ module gpufmm_core
   public :: gpufmm_context_device_info, gpufmm_context_synchronize, gpufmm_context_stream
   public :: gpufmm_context_associated, gpufmm_context_c_ptr
   ! For the other gpufmm modules (and for wrapping further C entry points):
-  public :: gpufmm_check_status, gpufmm_c_string
+  public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa, gpufmm_shape3_error, gpufmm_size_error
+  public :: gpufmm_io_sizes_error, gpufmm_points_error
+
+  !> Integer (int32 or int64) to text, "-42", for messages.
+  interface gpufmm_itoa
+     module procedure itoa_i4, itoa_i8
+  end interface gpufmm_itoa
 
   ! Message of the last failure detected by the Fortran layer itself, and
   ! whether the last failure seen by gpufmm_check_status was one of those
@@ -225,6 +203,71 @@ contains
        str(i:i) = chars(i)
     end do
   end function gpufmm_c_string
+
+  pure function itoa_i8(i) result(str)
+    integer(int64), intent(in) :: i
+    character(len=:), allocatable :: str
+    character(len=24) :: buf
+    write (buf, '(i0)') i
+    str = trim(buf)
+  end function itoa_i8
+
+  pure function itoa_i4(i) result(str)
+    integer(int32), intent(in) :: i
+    character(len=:), allocatable :: str
+    str = itoa_i8(int(i, int64))
+  end function itoa_i4
+
+  !> '' if coordinates x (3, n) have 3 rows and n columns, else the
+  !> complaint, naming the argument and saying `what` the columns are.
+  function gpufmm_shape3_error(name, rows, cols, n, what) result(msg)
+    character(len=*), intent(in) :: name, what
+    integer(int64), intent(in) :: rows, cols, n
+    character(len=:), allocatable :: msg
+    msg = ''
+    if (rows /= 3 .or. cols /= n) msg = 'argument ''' // name // ''' has shape (' // gpufmm_itoa(rows) // &
+         ', ' // gpufmm_itoa(cols) // '), expected (3, ' // gpufmm_itoa(n) // ') (' // what // ')'
+  end function gpufmm_shape3_error
+
+  !> '' if an argument has `n` elements (`got`), else the complaint, naming
+  !> the argument and saying `what` the elements are.
+  function gpufmm_size_error(name, got, n, what) result(msg)
+    character(len=*), intent(in) :: name, what
+    integer(int64), intent(in) :: got, n
+    character(len=:), allocatable :: msg
+    msg = ''
+    if (got /= n) msg = 'argument ''' // name // ''' has ' // gpufmm_itoa(got) // ' elements, expected ' // &
+         gpufmm_itoa(n) // ' (' // what // ')'
+  end function gpufmm_size_error
+
+  !> The first non-empty complaint about the optional inputs / outputs of
+  !> nsrc sources and ntrg targets ('' if all fit).
+  function gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad) result(msg)
+    integer(int64), intent(in) :: nsrc, ntrg
+    real(real64), intent(in), optional :: charges(:), dipoles(:, :), pot(:), grad(:, :)
+    character(len=:), allocatable :: msg
+    msg = ''
+    if (present(charges)) msg = gpufmm_size_error('charges', size(charges, kind=int64), nsrc, 'one per source')
+    if (len(msg) > 0) return
+    if (present(dipoles)) msg = gpufmm_shape3_error('dipoles', size(dipoles, 1, kind=int64), &
+         size(dipoles, 2, kind=int64), nsrc, 'one column per source')
+    if (len(msg) > 0) return
+    if (present(pot)) msg = gpufmm_size_error('pot', size(pot, kind=int64), ntrg, 'one per target')
+    if (len(msg) > 0) return
+    if (present(grad)) msg = gpufmm_shape3_error('grad', size(grad, 1, kind=int64), size(grad, 2, kind=int64), &
+         ntrg, 'one column per target')
+  end function gpufmm_io_sizes_error
+
+  !> '' if sources (and targets, when present) have 3 rows.
+  function gpufmm_points_error(sources, targets) result(msg)
+    real(real64), intent(in) :: sources(:, :)
+    real(real64), intent(in), optional :: targets(:, :)
+    character(len=:), allocatable :: msg
+    msg = gpufmm_shape3_error('sources', size(sources, 1, kind=int64), size(sources, 2, kind=int64), &
+         size(sources, 2, kind=int64), 'one column per source')
+    if (len(msg) == 0 .and. present(targets)) msg = gpufmm_shape3_error('targets', size(targets, 1, kind=int64), &
+         size(targets, 2, kind=int64), size(targets, 2, kind=int64), 'one column per target')
+  end function gpufmm_points_error
 
   !> Handles the status `s` of a gpufmm call made by procedure `where`:
   !>  - `status` present: status = s (and nothing else happens);

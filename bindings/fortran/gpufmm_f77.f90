@@ -122,7 +122,7 @@ end subroutine gpufmm_errmsg
 !> Checks the integer arguments shared by the F77 routines; ier = 0 or
 !> GPUFMM_ERROR_INVALID_ARGUMENT (with the message set). Not for users.
 subroutine gpufmm_f77_check_args(where, ns, ifcharge, ifdipole, nt, ifpot, ifgrad, ier)
-  use gpufmm_core
+  use gpufmm_core, itoa => gpufmm_itoa
   implicit none
   character(len=*), intent(in) :: where
   integer, intent(in) :: ns, ifcharge, ifdipole, nt, ifpot, ifgrad
@@ -150,11 +150,4 @@ contains
     character(len=*), intent(in) :: message
     call gpufmm_check_status(GPUFMM_ERROR_INVALID_ARGUMENT, ier, where, message)
   end subroutine fail
-  function itoa(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=16) :: buf
-    write (buf, '(i0)') i
-    s = trim(buf)
-  end function itoa
 end subroutine gpufmm_f77_check_args

@@ -37,22 +37,13 @@
 module gpufmm_fmm
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr, c_associated
   use, intrinsic :: iso_fortran_env, only: int64, real64
-  use gpufmm_core
+  use gpufmm_core, itoa => gpufmm_itoa
   use gpufmm_array_mod
   implicit none
   private
 
-  ! ------------------------------------------------------------------ constants (gpufmm.h)
-  integer, parameter, public :: GPUFMM_STENCIL_MODIFIED = 0  !< papers/000 sec. 2.2.3 (default)
-  integer, parameter, public :: GPUFMM_STENCIL_STANDARD = 1  !< the classic 189-box list
-  integer, parameter, public :: GPUFMM_LAPLACE_MAX_P = 50    !< largest forced truncation number
-  ! gpufmm_laplace_kernel_t: kernel strategy of one stage of the CUDA driver
-  integer, parameter, public :: GPUFMM_KERNEL_TPB = 0  !< thread per box
-  integer, parameter, public :: GPUFMM_KERNEL_WPB = 1  !< warp per box
-  integer, parameter, public :: GPUFMM_KERNEL_BPB = 2  !< block (or warps) per box
-  integer, parameter, public :: GPUFMM_KERNEL_GPB = 3  !< 8 threads per parent box (M2M)
-  integer, parameter, public :: GPUFMM_KERNEL_GRP = 4  !< grouped M2L
-  integer, parameter, public :: GPUFMM_KERNEL_TPT = 5  !< thread per target (L2P, P2P)
+  ! The constants (GPUFMM_STENCIL_*, GPUFMM_LAPLACE_MAX_P, GPUFMM_STRATEGY_*) are in gpufmm_core,
+  ! generated from gpufmm.h.
 
   ! ------------------------------------------------------------------ types
 
@@ -76,12 +67,12 @@ module gpufmm_fmm
      integer(c_int) :: variable_truncation = 1 !< 1: p' of eq. 24 per translation; 0: p everywhere
      integer(c_int) :: table_cache = 1         !< 1: tables from the process / device caches; 0: own
      ! GPU context only: kernel strategy per stage (GPUFMM_KERNEL_*)
-     integer(c_int) :: gpu_p2m = GPUFMM_KERNEL_BPB  !< BPB, WPB or TPB
-     integer(c_int) :: gpu_m2m = GPUFMM_KERNEL_BPB  !< BPB, GPB or TPB
-     integer(c_int) :: gpu_m2l = GPUFMM_KERNEL_GRP  !< GRP, BPB, WPB or TPB
-     integer(c_int) :: gpu_l2l = GPUFMM_KERNEL_BPB  !< BPB or TPB
-     integer(c_int) :: gpu_l2p = GPUFMM_KERNEL_TPT  !< TPT, BPB or TPB
-     integer(c_int) :: gpu_p2p = GPUFMM_KERNEL_BPB  !< BPB or TPT
+     integer(c_int) :: gpu_p2m = GPUFMM_STRATEGY_BPB  !< BPB, WPB or TPB
+     integer(c_int) :: gpu_m2m = GPUFMM_STRATEGY_BPB  !< BPB, GPB or TPB
+     integer(c_int) :: gpu_m2l = GPUFMM_STRATEGY_GRP  !< GRP, BPB, WPB or TPB
+     integer(c_int) :: gpu_l2l = GPUFMM_STRATEGY_BPB  !< BPB or TPB
+     integer(c_int) :: gpu_l2p = GPUFMM_STRATEGY_TPT  !< TPT, BPB or TPB
+     integer(c_int) :: gpu_p2p = GPUFMM_STRATEGY_BPB  !< BPB or TPT
      integer(c_int) :: gpu_overlap = 1         !< 1: near field on a second stream; 0: after the far field
      integer(c_int) :: gpu_graph = 1           !< 1: evaluates replayed as one CUDA graph; 0: kernel by kernel
   end type gpufmm_laplace_options
@@ -182,51 +173,6 @@ contains
 
   ! ================================================================== argument checks (Fortran side)
 
-  function itoa(i) result(str)
-    integer(int64), intent(in) :: i
-    character(len=:), allocatable :: str
-    character(len=24) :: buf
-    write (buf, '(i0)') i
-    str = trim(buf)
-  end function itoa
-
-  !> '' if x (3, n) has 3 rows and n columns, else the complaint.
-  function shape3_error(name, rows, cols, n, what) result(msg)
-    character(len=*), intent(in) :: name, what
-    integer(int64), intent(in) :: rows, cols, n
-    character(len=:), allocatable :: msg
-    msg = ''
-    if (rows /= 3 .or. cols /= n) msg = 'argument ''' // name // ''' has shape (' // itoa(rows) // ', ' // &
-         itoa(cols) // '), expected (3, ' // itoa(n) // ') (' // what // ')'
-  end function shape3_error
-
-  function size_error(name, got, n, what) result(msg)
-    character(len=*), intent(in) :: name, what
-    integer(int64), intent(in) :: got, n
-    character(len=:), allocatable :: msg
-    msg = ''
-    if (got /= n) msg = 'argument ''' // name // ''' has ' // itoa(got) // ' elements, expected ' // &
-         itoa(n) // ' (' // what // ')'
-  end function size_error
-
-  !> The first non-empty complaint about the optional inputs / outputs of
-  !> nsrc sources and ntrg targets ('' if all fit).
-  function io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad) result(msg)
-    integer(int64), intent(in) :: nsrc, ntrg
-    real(real64), intent(in), optional :: charges(:), dipoles(:, :), pot(:), grad(:, :)
-    character(len=:), allocatable :: msg
-    msg = ''
-    if (present(charges)) msg = size_error('charges', size(charges, kind=int64), nsrc, 'one per source')
-    if (len(msg) > 0) return
-    if (present(dipoles)) msg = shape3_error('dipoles', size(dipoles, 1, kind=int64), &
-         size(dipoles, 2, kind=int64), nsrc, 'one column per source')
-    if (len(msg) > 0) return
-    if (present(pot)) msg = size_error('pot', size(pot, kind=int64), ntrg, 'one per target')
-    if (len(msg) > 0) return
-    if (present(grad)) msg = shape3_error('grad', size(grad, 1, kind=int64), size(grad, 2, kind=int64), &
-         ntrg, 'one column per target')
-  end function io_sizes_error
-
   ! ================================================================== options and plans
 
   !> Sets opts to the library's defaults (eps 1e-6, double precision, p and
@@ -259,7 +205,7 @@ contains
     integer(c_int) :: s
     nsrc = size(sources, 2, kind=int64)
     if (size(sources, 1) /= 3) then
-       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, shape3_error('sources', &
+       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, gpufmm_shape3_error('sources', &
             size(sources, 1, kind=int64), nsrc, nsrc, 'one column per source'))
        return
     end if
@@ -267,7 +213,7 @@ contains
     if (present(targets)) then
        ntrg = size(targets, 2, kind=int64)
        if (size(targets, 1) /= 3) then
-          call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, shape3_error('targets', &
+          call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, gpufmm_shape3_error('targets', &
                size(targets, 1, kind=int64), ntrg, ntrg, 'one column per target'))
           return
        end if
@@ -338,7 +284,7 @@ contains
        call gpufmm_check_status(s, status, where)
        return
     end if
-    msg = io_sizes_error(ci%nsrc, ci%ntrg, charges, dipoles, pot, grad)
+    msg = gpufmm_io_sizes_error(ci%nsrc, ci%ntrg, charges, dipoles, pot, grad)
     if (len(msg) > 0) then
        call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
        return
@@ -383,8 +329,8 @@ contains
     nsrc = size(sources, 2, kind=int64)
     ntrg = nsrc
     if (present(targets)) ntrg = size(targets, 2, kind=int64)
-    msg = points_error(sources, targets)
-    if (len(msg) == 0) msg = io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
+    msg = gpufmm_points_error(sources, targets)
+    if (len(msg) == 0) msg = gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
     if (len(msg) > 0) then
        call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
        return
@@ -412,8 +358,8 @@ contains
     nsrc = size(sources, 2, kind=int64)
     ntrg = nsrc
     if (present(targets)) ntrg = size(targets, 2, kind=int64)
-    msg = points_error(sources, targets)
-    if (len(msg) == 0) msg = io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
+    msg = gpufmm_points_error(sources, targets)
+    if (len(msg) == 0) msg = gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
     if (len(msg) > 0) then
        call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
        return
@@ -421,17 +367,6 @@ contains
     call gpufmm_check_status(c_direct(gpufmm_context_c_ptr(ctx), prec, nsrc, sources, charges, dipoles, &
          ntrg, targets, pot, grad), status, where)
   end subroutine gpufmm_laplace_direct
-
-  !> '' if sources (and targets, when present) have 3 rows.
-  function points_error(sources, targets) result(msg)
-    real(real64), intent(in) :: sources(:, :)
-    real(real64), intent(in), optional :: targets(:, :)
-    character(len=:), allocatable :: msg
-    msg = shape3_error('sources', size(sources, 1, kind=int64), size(sources, 2, kind=int64), &
-         size(sources, 2, kind=int64), 'one column per source')
-    if (len(msg) == 0 .and. present(targets)) msg = shape3_error('targets', size(targets, 1, kind=int64), &
-         size(targets, 2, kind=int64), size(targets, 2, kind=int64), 'one column per target')
-  end function points_error
 
   ! ================================================================== handles
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fmm/laplace/math.hpp"
+#include "nearfield/p2p.hpp"
 
 namespace mini_fmm_test {
 
@@ -178,8 +179,8 @@ MiniFmmError mini_fmm(Dist dist, int L, int N, unsigned seed, bool positive, int
     const double h = 1.0 / (1 << L);
     const T c[3] = {T((rb[0] + 0.5) * h), T((rb[1] + 0.5) * h), T((rb[2] + 0.5) * h)};
     laplace_l2p<T>(p, T(h), c, loc[L].data(), nt, tx.data(), pot.data(), grad.data());
-    laplace_p2p<T>(nt, tx.data(), int(nq.size()), nx.data(), nq.data(), nullptr, pot.data(), grad.data());
-    laplace_p2p<double>(nt, txd.data(), N, xs.data(), qs.data(), nullptr, pe.data(), ge.data());
+    nearfield::p2p<T>(kernels::Laplace<T>{}, nt, tx.data(), int(nq.size()), nx.data(), nq.data(), nullptr, pot.data(), grad.data());
+    nearfield::p2p<double>(kernels::Laplace<double>{}, nt, txd.data(), N, xs.data(), qs.data(), nullptr, pe.data(), ge.data());
     for (int a = 0; a < nt; ++a) {
       e2 += (double(pot[a]) - pe[a]) * (double(pot[a]) - pe[a]);
       n2 += pe[a] * pe[a];

@@ -1,5 +1,5 @@
-// Independent validation of an octree (gpufmm::tree::HostTree), shared by the
-// CPU and GPU tree tests. Every check recomputes what it verifies from first
+// Independent validation of an octree and its lists (HostTree below), shared
+// by the CPU and GPU tree tests. Every check recomputes what it verifies from first
 // principles (naive bit loops, box coordinates from centres, geometric
 // definitions by brute force over all box pairs) rather than reusing the
 // library's helpers. Each returns "" when the tree passes, else a message
@@ -9,18 +9,51 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "gpufmm.h"
+#include "lists/lists.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm_test {
 
-using gpufmm::tree::HostList;
+using gpufmm::lists::HostList;
 using gpufmm::tree::HostPointSet;
-using gpufmm::tree::HostTree;
+
+// A tree and its lists, copied to the host.
+struct HostTree : gpufmm::tree::HostTree {
+  gpufmm::lists::HostLists lists;
+};
+
+inline HostTree host_tree(const gpufmm::tree::Tree& t, const gpufmm::lists::Lists& l) {
+  HostTree h;
+  static_cast<gpufmm::tree::HostTree&>(h) = gpufmm::tree::to_host(t);
+  h.lists = gpufmm::lists::to_host(t, l);
+  return h;
+}
+
+// Tree options and the lists to build (as gpufmm_tree_options_t.lists).
+struct TreeOptions : gpufmm::tree::Options {
+  unsigned lists = gpufmm::lists::kAllLists;
+};
+
+// Builds a tree and its lists from host coordinates and copies both to the host.
+inline HostTree build_host(gpufmm::Context& ctx, const TreeOptions& o, const double* src, int64_t n,
+                           const double* recv, int64_t m) {
+  auto t = gpufmm::tree::build(ctx, o, src, n, recv, m, false);
+  auto l = gpufmm::lists::build(*t, o.lists);
+  return host_tree(*t, *l);
+}
+
+// The tree and lists behind a C handle.
+inline HostTree host_tree(gpufmm_tree_t handle) {
+  const gpufmm_tree_s* h = gpufmm::checked_tree(handle);
+  return host_tree(*h->tree, *h->lists);
+}
 
 class Problems {
  public:
@@ -189,6 +222,113 @@ inline std::string check_boxes(const HostTree& t, const HostPointSet& s) {
     if (s.n > 0 && expect_begin != s.n) pr.add("level ", l, " boxes do not cover all points");
   }
   if (s.child_offset[nb] != nb) pr.add("child_offset[nboxes] != nboxes");
+  return pr.str();
+}
+
+// Tight bounds: every box's bounds equal the min / max of its points'
+// coordinates, exactly; leaf flags mark the boxes without children.
+inline std::string check_bounds_and_leaves(const HostPointSet& s, const std::vector<double>& xyz) {
+  Problems pr;
+  const int64_t nb = s.nboxes();
+  if (static_cast<int64_t>(s.bounds.size()) != nb || static_cast<int64_t>(s.leaf.size()) != nb) {
+    pr.add("bounds or leaf arrays have the wrong size");
+    return pr.str();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = std::numeric_limits<double>::infinity();
+      hi[k] = -std::numeric_limits<double>::infinity();
+    }
+    for (int32_t i = s.point_begin[b]; i < s.point_end[b]; ++i)
+      for (int k = 0; k < 3; ++k) {
+        const double x = xyz[3 * static_cast<size_t>(s.perm[i]) + k];
+        lo[k] = std::min(lo[k], x);
+        hi[k] = std::max(hi[k], x);
+      }
+    for (int k = 0; k < 3; ++k)
+      if (!(s.bounds[b].lo[k] == lo[k] && s.bounds[b].hi[k] == hi[k]))
+        pr.add("box ", b, " bounds on axis ", k, " are [", s.bounds[b].lo[k], ", ", s.bounds[b].hi[k],
+               "], its points span [", lo[k], ", ", hi[k], "]");
+    const bool childless = s.child_offset[b] == s.child_offset[b + 1];
+    if ((s.leaf[b] != 0) != childless) pr.add("box ", b, " leaf flag ", int(s.leaf[b]), " but ", s.child_offset[b + 1] - s.child_offset[b], " children");
+  }
+  return pr.str();
+}
+
+// The invariants of an adaptive set: a box holding more than s_max points
+// below max_level has children, every other box is a leaf; the leaves' point
+// ranges partition the points; every non-leaf's children partition its range;
+// parents and children point at each other one level apart with matching keys;
+// keys ascend within a level and match the points; centres match the keys.
+inline std::string check_adaptive_boxes(const HostTree& t, const HostPointSet& s, int s_max,
+                                        int max_level) {
+  Problems pr;
+  const int L = t.l_max;
+  const auto& off = s.level_offset;
+  const int64_t nb = s.nboxes();
+  if (static_cast<int>(off.size()) != L + 2 || off[0] != 0 || off.back() != nb ||
+      static_cast<int64_t>(s.child_offset.size()) != nb + 1 || static_cast<int64_t>(s.leaf.size()) != nb) {
+    pr.add("level offsets or box arrays malformed");
+    return pr.str();
+  }
+  if (s.n > 0 && (nb == 0 || s.point_begin[0] != 0 || s.point_end[0] != s.n || s.parent[0] != -1))
+    pr.add("the root does not hold every point");
+  std::vector<std::pair<int32_t, int32_t>> leaves;
+  for (int l = 0; l <= L; ++l) {
+    const int sh = 3 * (21 - l);
+    const double h = level_size(t, l);
+    for (int64_t b = off[l]; b < off[l + 1]; ++b) {
+      const int32_t pb = s.point_begin[b], pe = s.point_end[b];
+      if (pe <= pb || pb < 0 || pe > s.n) {
+        pr.add("box ", b, " has an empty or bad range");
+        continue;
+      }
+      if (b > off[l] && s.box_key[b - 1] >= s.box_key[b]) pr.add("box keys not increasing at ", b);
+      if ((s.keys[pb] >> sh) != s.box_key[b] || (s.keys[pe - 1] >> sh) != s.box_key[b])
+        pr.add("box ", b, " key does not match its points");
+      if ((pb > 0 && (s.keys[pb - 1] >> sh) == s.box_key[b]) || (pe < s.n && (s.keys[pe] >> sh) == s.box_key[b]))
+        pr.add("box ", b, " does not hold every point of its key");
+      int64_t c[3];
+      box_coords(t, s, b, l, c);
+      if (naive_morton(static_cast<uint64_t>(c[0]), static_cast<uint64_t>(c[1]), static_cast<uint64_t>(c[2]), l) !=
+          s.box_key[b])
+        pr.add("box ", b, " centre does not match its key");
+      for (int k = 0; k < 3; ++k)
+        if (std::fabs(s.center[3 * b + k] - (t.cube.corner[k] + (static_cast<double>(c[k]) + 0.5) * h)) >
+            1e-12 * t.cube.side)
+          pr.add("box ", b, " centre off on axis ", k);
+      const bool crowded = pe - pb > s_max && l < max_level;
+      const int32_t cb = s.child_offset[b], ce = s.child_offset[b + 1];
+      if (crowded != (ce > cb)) pr.add("box ", b, " (level ", l, ", ", pe - pb, " points) has ", ce - cb, " children");
+      if (!s.leaf[b] != (ce > cb)) pr.add("box ", b, " leaf flag disagrees with its children");
+      if (ce == cb) {
+        leaves.push_back({pb, pe});
+        if (pe - pb > s_max && l < max_level) pr.add("leaf ", b, " holds ", pe - pb, " > s_max points above max_level");
+        continue;
+      }
+      int32_t expect = pb;
+      for (int32_t ch = cb; ch < ce; ++ch) {
+        if (ch < off[l + 1] || ch >= off[l + 2] || s.parent[ch] != b || (s.box_key[ch] >> 3) != s.box_key[b])
+          pr.add("child ", ch, " of box ", b, " does not point back");
+        if (s.point_begin[ch] != expect) pr.add("children of box ", b, " do not tile its range");
+        expect = s.point_end[ch];
+      }
+      if (expect != pe) pr.add("children of box ", b, " do not cover its range");
+    }
+  }
+  for (int64_t b = 1; b < nb; ++b) {
+    const int32_t p = s.parent[b];
+    if (p < 0 || p >= b || b < s.child_offset[p] || b >= s.child_offset[p + 1]) pr.add("box ", b, " has a wrong parent ", p);
+  }
+  if (s.child_offset[nb] != nb) pr.add("child_offset[nboxes] != nboxes");
+  std::sort(leaves.begin(), leaves.end());
+  int32_t at = 0;
+  for (const auto& r : leaves) {
+    if (r.first != at) pr.add("leaves do not partition the points at ", at);
+    at = r.second;
+  }
+  if (at != s.n) pr.add("leaves cover ", at, " of ", s.n, " points");
   return pr.str();
 }
 
@@ -444,6 +584,8 @@ inline std::string compare_trees(const HostTree& a, const HostTree& b) {
     cmp((n + "point_begin").c_str(), x.point_begin, y.point_begin);
     cmp((n + "point_end").c_str(), x.point_end, y.point_end);
     cmp((n + "center").c_str(), x.center, y.center);
+    cmp((n + "bounds").c_str(), x.bounds, y.bounds);
+    cmp((n + "leaf").c_str(), x.leaf, y.leaf);
   }
   for (int k = 0; k < 4; ++k) {
     const std::string n = "list " + std::to_string(k) + " ";
@@ -456,6 +598,24 @@ inline std::string compare_trees(const HostTree& a, const HostTree& b) {
   return pr.str();
 }
 
+// Every check of an adaptive tree: points, the adaptive invariants, bounds
+// and leaf flags of both sets, and the lists against their (same-level)
+// brute-force definitions.
+inline std::string check_adaptive_tree(const HostTree& t, const std::vector<double>& src_xyz,
+                                       const std::vector<double>& recv_xyz, int s_max, int max_level) {
+  std::string msg;
+  msg += check_points(t, t.src, src_xyz);
+  msg += check_adaptive_boxes(t, t.src, s_max, max_level);
+  msg += check_bounds_and_leaves(t.src, src_xyz);
+  if (!t.same_sets) {
+    msg += check_points(t, t.recv, recv_xyz);
+    msg += check_adaptive_boxes(t, t.recv, s_max, max_level);
+    msg += check_bounds_and_leaves(t.recv, recv_xyz);
+  }
+  msg += check_lists(t);
+  return msg;
+}
+
 // Every check at once (coordinates of both sets; recv_xyz ignored when the
 // sets are the same).
 inline std::string check_tree(const HostTree& t, const std::vector<double>& src_xyz,
@@ -463,9 +623,11 @@ inline std::string check_tree(const HostTree& t, const std::vector<double>& src_
   std::string msg;
   msg += check_points(t, t.src, src_xyz);
   msg += check_boxes(t, t.src);
+  msg += check_bounds_and_leaves(t.src, src_xyz);
   if (!t.same_sets) {
     msg += check_points(t, t.recv, recv_xyz);
     msg += check_boxes(t, t.recv);
+    msg += check_bounds_and_leaves(t.recv, recv_xyz);
   }
   msg += check_lists(t);
   msg += counting_check(t, false);

@@ -276,13 +276,13 @@ TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
     fmm::laplace_evaluate(plan, a);
   };
   auto plan = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
-  ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).m2l, GPUFMM_KERNEL_GRP);
+  ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).m2l, GPUFMM_STRATEGY_GRP);
   ASSERT_TRUE(fmm::cuda::laplace_gpu_kernels(*plan).graph);
   std::vector<double> grp[3], bpb[3], fresh;
   for (auto& r : grp) evaluate(*plan, r);  // direct, capture, replay
-  fmm::cuda::laplace_gpu_kernels(*plan).m2l = GPUFMM_KERNEL_BPB;
+  fmm::cuda::laplace_gpu_kernels(*plan).m2l = GPUFMM_STRATEGY_BPB;
   for (auto& r : bpb) evaluate(*plan, r);  // new key: captured anew, then replayed
-  o.gpu.m2l = GPUFMM_KERNEL_BPB;
+  o.gpu.m2l = GPUFMM_STRATEGY_BPB;
   auto plan_bpb = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
   evaluate(*plan_bpb, fresh);
   for (int k = 0; k < 3; ++k) {

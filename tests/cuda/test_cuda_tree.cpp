@@ -1,11 +1,13 @@
 // Octree on the CUDA backend: the GPU tree must equal the CPU tree bit for bit
-// (keys, permutations, boxes, centres, every list with classes and ratios)
+// (keys, permutations, boxes, centres, leaf flags, tight bounds, every list
+// with classes and ratios; uniform and adaptive trees)
 // for the same input, pass the independent checks of tests/common/tree_check.hpp
 // (brute-force lists, counting through the standard and modified stencils),
 // and fail on bad input exactly like the CPU. Skips without a device.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -35,12 +37,11 @@ class GpuTree : public ::testing::Test {
   }
   gpufmm::Context& ctx(gpufmm_context_t c) { return *gpufmm::checked_context(c); }
 
-  gt::HostTree build(gpufmm_context_t c, const gt::Options& o, const std::vector<double>& src,
+  gpufmm_test::HostTree build(gpufmm_context_t c, const gpufmm_test::TreeOptions& o, const std::vector<double>& src,
                      const std::vector<double>* recv) {
-    auto t = gt::build(ctx(c), o, src.data(), static_cast<int64_t>(src.size() / 3),
-                       recv ? recv->data() : nullptr,
-                       recv ? static_cast<int64_t>(recv->size() / 3) : 0, false);
-    return gt::to_host(*t);
+    return gpufmm_test::build_host(ctx(c), o, src.data(), static_cast<int64_t>(src.size() / 3),
+                                   recv ? recv->data() : nullptr,
+                                   recv ? static_cast<int64_t>(recv->size() / 3) : 0);
   }
 
   gpufmm_context_t gpu_ = nullptr, cpu_ = nullptr;
@@ -62,10 +63,10 @@ TEST_P(GpuTreeDistributions, SmallTreeEqualsCpuAndPassesAllChecks) {
   const Case c = GetParam();
   const std::vector<double> src = gpufmm_test::make_points(c.dist, c.same ? 20000 : 12000, 31);
   const std::vector<double> recv = gpufmm_test::make_points(c.dist, 8000, 32);
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 24;
-  const gt::HostTree g = build(gpu_, o, src, c.same ? nullptr : &recv);
-  const gt::HostTree h = build(cpu_, o, src, c.same ? nullptr : &recv);
+  const gpufmm_test::HostTree g = build(gpu_, o, src, c.same ? nullptr : &recv);
+  const gpufmm_test::HostTree h = build(cpu_, o, src, c.same ? nullptr : &recv);
   EXPECT_EQ(gpufmm_test::compare_trees(g, h), "");
   EXPECT_EQ(gpufmm_test::check_tree(g, src, recv), "");
 }
@@ -75,10 +76,10 @@ TEST_P(GpuTreeDistributions, LargeTreeEqualsCpuAndCountsEverySourceOnce) {
   const Case c = GetParam();
   const std::vector<double> src = gpufmm_test::make_points(c.dist, 400000, 41);
   const std::vector<double> recv = gpufmm_test::make_points(c.dist, 250000, 42);
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 64;
-  const gt::HostTree g = build(gpu_, o, src, c.same ? nullptr : &recv);
-  const gt::HostTree h = build(cpu_, o, src, c.same ? nullptr : &recv);
+  const gpufmm_test::HostTree g = build(gpu_, o, src, c.same ? nullptr : &recv);
+  const gpufmm_test::HostTree h = build(cpu_, o, src, c.same ? nullptr : &recv);
   EXPECT_EQ(gpufmm_test::compare_trees(g, h), "");
   EXPECT_EQ(gpufmm_test::counting_check(g, false), "");
   EXPECT_EQ(gpufmm_test::counting_check(g, true), "");
@@ -98,12 +99,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(GpuTree, MillionPointsGivenDepthAndGivenCube) {
   const std::vector<double> p = gpufmm_test::uniform_cube(1000000, 5);
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.l_max = 5;
   o.cube_given = true;
   o.cube_center[0] = o.cube_center[1] = o.cube_center[2] = 0.5;
   o.cube_side = 1.0 + 1e-9;
-  const gt::HostTree g = build(gpu_, o, p, nullptr), h = build(cpu_, o, p, nullptr);
+  const gpufmm_test::HostTree g = build(gpu_, o, p, nullptr), h = build(cpu_, o, p, nullptr);
   EXPECT_EQ(g.l_max, 5);
   EXPECT_EQ(gpufmm_test::compare_trees(g, h), "");
   EXPECT_EQ(gpufmm_test::counting_check(g, true), "");
@@ -118,7 +119,7 @@ TEST_F(GpuTree, DuplicatesClusteringAndListSubsets) {
     const size_t j = static_cast<size_t>(r.next() % 7);
     p.insert(p.end(), base.begin() + 3 * j, base.begin() + 3 * j + 3);
   }
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 1;
   o.max_level = 12;
   EXPECT_EQ(gpufmm_test::compare_trees(build(gpu_, o, p, nullptr), build(cpu_, o, p, nullptr)), "");
@@ -127,15 +128,15 @@ TEST_F(GpuTree, DuplicatesClusteringAndListSubsets) {
   for (int i = 0; i < 5000; ++i)
     for (int k = 0; k < 3; ++k) q.push_back(0.25 + 1e-12 * r.uniform());
   q.insert(q.end(), {0, 0, 0, 1, 1, 1});
-  gt::Options o2;
+  gpufmm_test::TreeOptions o2;
   o2.s_max = 4;
-  const gt::HostTree g = build(gpu_, o2, q, nullptr);
+  const gpufmm_test::HostTree g = build(gpu_, o2, q, nullptr);
   EXPECT_EQ(g.l_max, gt::kMaxLevel);
   EXPECT_EQ(gpufmm_test::compare_trees(g, build(cpu_, o2, q, nullptr)), "");
   EXPECT_EQ(gpufmm_test::check_tree(g, q, q), "");
   // Only some lists.
   for (unsigned mask : {0u, 1u, 2u, 4u, 8u, 6u, 9u}) {
-    gt::Options o3;
+    gpufmm_test::TreeOptions o3;
     o3.s_max = 16;
     o3.lists = mask;
     const std::vector<double> s = gpufmm_test::plummer(20000, 9), t = gpufmm_test::uniform_cube(7000, 10);
@@ -144,9 +145,29 @@ TEST_F(GpuTree, DuplicatesClusteringAndListSubsets) {
   }
 }
 
+// Adaptive trees: GPU == CPU bit for bit (keys, boxes, leaf flags, bounds,
+// lists) on four distributions, fresh seeds, and the GPU tree passes the
+// adaptive invariants.
+TEST_F(GpuTree, AdaptiveEqualsCpu) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (Dist d : {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer, Dist::Clusters}) {
+    const std::vector<double> s = gpufmm_test::make_points(d, 30000, seed), r = gpufmm_test::make_points(d, 9000, seed + 1);
+    for (int same = 0; same < 2; ++same) {
+      gpufmm_test::TreeOptions o;
+      o.kind = gt::Kind::Adaptive;
+      o.s_max = 24;
+      const gpufmm_test::HostTree g = build(gpu_, o, s, same ? nullptr : &r), h = build(cpu_, o, s, same ? nullptr : &r);
+      EXPECT_EQ(gpufmm_test::compare_trees(g, h), "") << gpufmm_test::dist_name(d) << " same " << same;
+      EXPECT_EQ(gpufmm_test::check_adaptive_tree(g, s, r, o.s_max, o.max_level), "")
+          << gpufmm_test::dist_name(d) << " same " << same;
+    }
+  }
+}
+
 TEST_F(GpuTree, EmptySets) {
   const std::vector<double> p = gpufmm_test::uniform_cube(3000, 3), none;
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 10;
   for (int which = 0; which < 3; ++which) {
     // (N = 0, M > 0), (N > 0, M = 0), (N = M = 0), distinct sets.
@@ -154,11 +175,11 @@ TEST_F(GpuTree, EmptySets) {
     const std::vector<double>& rr = which == 0 ? p : none;
     const double dummy = 0;
     auto mk = [&](gpufmm_context_t c) {
-      auto t = gt::build(ctx(c), o, s.empty() ? nullptr : s.data(), static_cast<int64_t>(s.size() / 3),
-                         rr.empty() ? &dummy : rr.data(), static_cast<int64_t>(rr.size() / 3), false);
-      return gt::to_host(*t);
+      return gpufmm_test::build_host(ctx(c), o, s.empty() ? nullptr : s.data(),
+                                     static_cast<int64_t>(s.size() / 3), rr.empty() ? &dummy : rr.data(),
+                                     static_cast<int64_t>(rr.size() / 3));
     };
-    const gt::HostTree g = mk(gpu_), h = mk(cpu_);
+    const gpufmm_test::HostTree g = mk(gpu_), h = mk(cpu_);
     EXPECT_EQ(gpufmm_test::compare_trees(g, h), "") << "case " << which;
     EXPECT_EQ(gpufmm_test::check_tree(g, s, rr), "") << "case " << which;
   }
@@ -225,8 +246,8 @@ TEST_F(GpuTree, DeviceArraysAndStats) {
   gpufmm_tree_t tg = nullptr, tc = nullptr;
   ASSERT_EQ(gpufmm_tree_build_arrays(gpu_, nullptr, a, b, &tg), GPUFMM_SUCCESS) << gpufmm_last_error_message();
   ASSERT_EQ(gpufmm_tree_build(cpu_, nullptr, 300000, src.data(), 200000, recv.data(), &tc), GPUFMM_SUCCESS);
-  const gt::HostTree g = gt::to_host(*gpufmm::checked_tree(tg)->tree);
-  const gt::HostTree h = gt::to_host(*gpufmm::checked_tree(tc)->tree);
+  const gpufmm_test::HostTree g = gpufmm_test::host_tree(tg);
+  const gpufmm_test::HostTree h = gpufmm_test::host_tree(tc);
   EXPECT_EQ(gpufmm_test::compare_trees(g, h), "");
   gpufmm_tree_stats_t sg, sc;
   ASSERT_EQ(gpufmm_tree_stats(tg, &sg), GPUFMM_SUCCESS);

@@ -538,12 +538,12 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   gpufmm_laplace_options_t o;
   ASSERT_EQ(gpufmm_laplace_options_init(&o), GPUFMM_SUCCESS);
   EXPECT_EQ(o.table_cache, 1);
-  EXPECT_EQ(o.gpu_p2m, GPUFMM_KERNEL_BPB);
-  EXPECT_EQ(o.gpu_m2m, GPUFMM_KERNEL_BPB);
-  EXPECT_EQ(o.gpu_m2l, GPUFMM_KERNEL_GRP);
-  EXPECT_EQ(o.gpu_l2l, GPUFMM_KERNEL_BPB);
-  EXPECT_EQ(o.gpu_l2p, GPUFMM_KERNEL_TPT);
-  EXPECT_EQ(o.gpu_p2p, GPUFMM_KERNEL_BPB);
+  EXPECT_EQ(o.gpu_p2m, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_m2m, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_m2l, GPUFMM_STRATEGY_GRP);
+  EXPECT_EQ(o.gpu_l2l, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_l2p, GPUFMM_STRATEGY_TPT);
+  EXPECT_EQ(o.gpu_p2p, GPUFMM_STRATEGY_BPB);
   EXPECT_EQ(o.gpu_overlap, 1);
   EXPECT_EQ(o.gpu_graph, 1);
   const fmm::LaplaceOptions d = fmm::laplace_options_from_c(&o);
@@ -554,7 +554,7 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
       "p2m=wpb,m2m=gpb,m2l=tpb,l2l=tpb,l2p=bpb,p2p=tpt,overlap=off,graph=off,work=global,p2m_warps=2,"
       "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256",
       k));
-  EXPECT_EQ(k.m2m, GPUFMM_KERNEL_GPB);
+  EXPECT_EQ(k.m2m, GPUFMM_STRATEGY_GPB);
   EXPECT_EQ(k.m2l_group, 4);
   fmm::LaplaceGpuKernels back;
   ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(fmm::laplace_gpu_kernels_string(k).c_str(), back));
@@ -593,10 +593,10 @@ TEST(LaplaceFmmBadInput, OptionsAndPlanCreate) {
       {[](gpufmm_laplace_options_t& x) { x.precision = GPUFMM_INT32; }, "precision"},
       {[](gpufmm_laplace_options_t& x) { x.variable_truncation = 2; }, "variable_truncation"},
       {[](gpufmm_laplace_options_t& x) { x.table_cache = -1; }, "table_cache"},
-      {[](gpufmm_laplace_options_t& x) { x.gpu_p2m = GPUFMM_KERNEL_GPB; }, "gpu_p2m"},
-      {[](gpufmm_laplace_options_t& x) { x.gpu_m2m = GPUFMM_KERNEL_WPB; }, "gpu_m2m"},
-      {[](gpufmm_laplace_options_t& x) { x.gpu_m2l = GPUFMM_KERNEL_TPT; }, "gpu_m2l"},
-      {[](gpufmm_laplace_options_t& x) { x.gpu_l2l = GPUFMM_KERNEL_GRP; }, "gpu_l2l"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_p2m = GPUFMM_STRATEGY_GPB; }, "gpu_p2m"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_m2m = GPUFMM_STRATEGY_WPB; }, "gpu_m2m"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_m2l = GPUFMM_STRATEGY_TPT; }, "gpu_m2l"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_l2l = GPUFMM_STRATEGY_GRP; }, "gpu_l2l"},
       {[](gpufmm_laplace_options_t& x) { x.gpu_l2p = 17; }, "gpu_l2p"},
       {[](gpufmm_laplace_options_t& x) { x.gpu_p2p = -1; }, "gpu_p2p"},
       {[](gpufmm_laplace_options_t& x) { x.gpu_overlap = 2; }, "gpu_overlap"},

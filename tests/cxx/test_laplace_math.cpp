@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fmm/laplace/math.hpp"
+#include "nearfield/p2p.hpp"
 
 namespace {
 
@@ -55,7 +56,7 @@ void direct(const std::vector<double>& trg, const std::vector<double>& src,
   const int nt = int(trg.size() / 3);
   pot.assign(nt, 0.0);
   grad.assign(3 * nt, 0.0);
-  laplace_p2p<double>(nt, trg.data(), int(src.size() / 3), src.data(), q ? q->data() : nullptr,
+  nearfield::p2p<double>(kernels::Laplace<double>{}, nt, trg.data(), int(src.size() / 3), src.data(), q ? q->data() : nullptr,
                       d ? d->data() : nullptr, pot.data(), grad.data());
 }
 
@@ -259,7 +260,7 @@ TEST(LaplaceP2P, ChargeDipoleFormulasAndSelfSkip) {
   const double d[6] = {0.3, -0.2, 0.7, 0.0, 1.0, 0.0};
   const double y[3] = {0.1, 0.2, 0.3};  // coincides with source 0
   double pot = 0, grad[3] = {0, 0, 0};
-  laplace_p2p<double>(y, 2, src, q, d, &pot, grad);
+  nearfield::p2p<double>(kernels::Laplace<double>{}, y, 2, src, q, d, &pot, grad);
   // Only source 1 contributes.
   const double R[3] = {y[0] - 1.0, y[1] + 1.0, y[2] - 0.5};
   const double r = std::sqrt(R[0] * R[0] + R[1] * R[1] + R[2] * R[2]);
@@ -270,12 +271,12 @@ TEST(LaplaceP2P, ChargeDipoleFormulasAndSelfSkip) {
                 -q[1] * R[k] / std::pow(r, 3) + d[3 + k] / std::pow(r, 3) - 3 * dr * R[k] / std::pow(r, 5),
                 1e-15);
   // Null outputs / inputs are allowed.
-  laplace_p2p<double>(y, 2, src, nullptr, d, nullptr, grad);
-  laplace_p2p<double>(y, 2, src, q, nullptr, &pot, nullptr);
+  nearfield::p2p<double>(kernels::Laplace<double>{}, y, 2, src, nullptr, d, nullptr, grad);
+  nearfield::p2p<double>(kernels::Laplace<double>{}, y, 2, src, q, nullptr, &pot, nullptr);
   // Float: self skipped too.
   float pf = 0, gf[3] = {0, 0, 0};
   const float sf[3] = {0.25f, 0.5f, 0.75f}, qf = 1.0f, df[3] = {1.0f, 1.0f, 1.0f};
-  laplace_p2p<float>(sf, 1, sf, &qf, df, &pf, gf);
+  nearfield::p2p<float>(kernels::Laplace<float>{}, sf, 1, sf, &qf, df, &pf, gf);
   EXPECT_EQ(pf, 0.0f);
   EXPECT_EQ(gf[0], 0.0f);
 }
@@ -291,7 +292,7 @@ TEST(LaplaceP2P, DipoleIsDerivativeOfChargeKernelAndGradientIsGradient) {
   const double h = 1e-5;
   // dipole term = d . grad_x (1/|y-x|): finite difference in the source position
   double pd = 0;
-  laplace_p2p<double>(y, ns, src.data(), nullptr, d.data(), &pd, nullptr);
+  nearfield::p2p<double>(kernels::Laplace<double>{}, y, ns, src.data(), nullptr, d.data(), &pd, nullptr);
   double fd = 0;
   for (int j = 0; j < ns; ++j)
     for (int k = 0; k < 3; ++k) {
@@ -300,21 +301,21 @@ TEST(LaplaceP2P, DipoleIsDerivativeOfChargeKernelAndGradientIsGradient) {
       sm[3 * j + k] -= h;
       double a = 0, b = 0;
       const double one = 1.0;
-      laplace_p2p<double>(y, 1, sp.data() + 3 * j, &one, nullptr, &a, nullptr);
-      laplace_p2p<double>(y, 1, sm.data() + 3 * j, &one, nullptr, &b, nullptr);
+      nearfield::p2p<double>(kernels::Laplace<double>{}, y, 1, sp.data() + 3 * j, &one, nullptr, &a, nullptr);
+      nearfield::p2p<double>(kernels::Laplace<double>{}, y, 1, sm.data() + 3 * j, &one, nullptr, &b, nullptr);
       fd += d[3 * j + k] * (a - b) / (2 * h);
     }
   EXPECT_NEAR(pd, fd, 1e-8);
   // gradient = grad_y of the potential
   double g0[3] = {0, 0, 0};
-  laplace_p2p<double>(y, ns, src.data(), q.data(), d.data(), nullptr, g0);
+  nearfield::p2p<double>(kernels::Laplace<double>{}, y, ns, src.data(), q.data(), d.data(), nullptr, g0);
   for (int k = 0; k < 3; ++k) {
     double yp[3] = {y[0], y[1], y[2]}, ym[3] = {y[0], y[1], y[2]};
     yp[k] += h;
     ym[k] -= h;
     double a = 0, b = 0;
-    laplace_p2p<double>(yp, ns, src.data(), q.data(), d.data(), &a, nullptr);
-    laplace_p2p<double>(ym, ns, src.data(), q.data(), d.data(), &b, nullptr);
+    nearfield::p2p<double>(kernels::Laplace<double>{}, yp, ns, src.data(), q.data(), d.data(), &a, nullptr);
+    nearfield::p2p<double>(kernels::Laplace<double>{}, ym, ns, src.data(), q.data(), d.data(), &b, nullptr);
     EXPECT_NEAR(g0[k], (a - b) / (2 * h), 1e-8);
   }
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -31,12 +32,11 @@ class CpuContext : public ::testing::Test {
   void TearDown() override { EXPECT_EQ(gpufmm_context_destroy(ctx_), GPUFMM_SUCCESS); }
   gpufmm::Context& ctx() { return *gpufmm::checked_context(ctx_); }
 
-  gt::HostTree build_host(const gt::Options& o, const std::vector<double>& src,
+  gpufmm_test::HostTree build_host(const gpufmm_test::TreeOptions& o, const std::vector<double>& src,
                           const std::vector<double>* recv) {
-    auto t = gt::build(ctx(), o, src.data(), static_cast<int64_t>(src.size() / 3),
-                       recv ? recv->data() : nullptr,
-                       recv ? static_cast<int64_t>(recv->size() / 3) : 0, false);
-    return gt::to_host(*t);
+    return gpufmm_test::build_host(ctx(), o, src.data(), static_cast<int64_t>(src.size() / 3),
+                                   recv ? recv->data() : nullptr,
+                                   recv ? static_cast<int64_t>(recv->size() / 3) : 0);
   }
 
   gpufmm_context_t ctx_ = nullptr;
@@ -148,22 +148,90 @@ TEST_P(TreeDistributions, ListsMatchBruteForceAndEverySourceSeenOnce) {
   const int64_t n = c.same ? 20000 : 12000, m = 8000;
   const std::vector<double> src = gpufmm_test::make_points(c.dist, n, 11);
   const std::vector<double> recv = gpufmm_test::make_points(c.dist, m, 12);
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 24;
-  const gt::HostTree t = build_host(o, src, c.same ? nullptr : &recv);
+  const gpufmm_test::HostTree t = build_host(o, src, c.same ? nullptr : &recv);
   EXPECT_GE(t.l_max, 2);
   EXPECT_EQ(gpufmm_test::check_tree(t, src, recv), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllDistributions, TreeDistributions,
-    ::testing::Values(Case{Dist::Uniform, true}, Case{Dist::Uniform, false},
-                      Case{Dist::Ellipsoid, true}, Case{Dist::Ellipsoid, false},
-                      Case{Dist::Plummer, true}, Case{Dist::Plummer, false},
-                      Case{Dist::Clusters, true}, Case{Dist::Clusters, false}),
-    [](const ::testing::TestParamInfo<Case>& i) {
-      return std::string(gpufmm_test::dist_name(i.param.dist)) + (i.param.same ? "_same" : "_distinct");
-    });
+// Four distributions x (same, distinct sets).
+const Case kAllCases[] = {{Dist::Uniform, true},   {Dist::Uniform, false},  {Dist::Ellipsoid, true},
+                          {Dist::Ellipsoid, false}, {Dist::Plummer, true},  {Dist::Plummer, false},
+                          {Dist::Clusters, true},  {Dist::Clusters, false}};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+  return std::string(gpufmm_test::dist_name(i.param.dist)) + (i.param.same ? "_same" : "_distinct");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDistributions, TreeDistributions, ::testing::ValuesIn(kAllCases), case_name);
+
+// Adaptive trees: the invariants of check_adaptive_tree on four
+// distributions, equal and distinct sets, fresh seeds (printed on failure).
+class AdaptiveTreeDistributions : public CpuContext, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(AdaptiveTreeDistributions, InvariantsBoundsAndLists) {
+  const Case c = GetParam();
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<double> src = gpufmm_test::make_points(c.dist, c.same ? 12000 : 8000, seed);
+  const std::vector<double> recv = gpufmm_test::make_points(c.dist, 5000, seed + 1);
+  for (int s_max : {1, 16, 40}) {
+    gpufmm_test::TreeOptions o;
+    o.kind = gt::Kind::Adaptive;
+    o.s_max = s_max;
+    o.max_level = s_max == 1 ? 9 : gt::kMaxLevel;
+    const gpufmm_test::HostTree t = build_host(o, src, c.same ? nullptr : &recv);
+    EXPECT_GE(t.l_max, 2);
+    EXPECT_EQ(gpufmm_test::check_adaptive_tree(t, src, recv, o.s_max, o.max_level), "") << "s_max " << s_max;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDistributions, AdaptiveTreeDistributions, ::testing::ValuesIn(kAllCases),
+                         case_name);
+
+// Adaptive trees: identical points stop at max_level; small sets are one
+// leaf; the C option selects the kind (default uniform) and l_max must be -1.
+TEST_F(CpuContext, AdaptiveEdgeCasesAndCOption) {
+  std::vector<double> p;
+  for (int i = 0; i < 300; ++i) p.insert(p.end(), {0.3, -2.0, 7.0});
+  const std::vector<double> q = gpufmm_test::uniform_cube(200, 5);
+  p.insert(p.end(), q.begin(), q.end());
+  gpufmm_test::TreeOptions o;
+  o.kind = gt::Kind::Adaptive;
+  o.s_max = 8;
+  o.max_level = 12;
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
+  EXPECT_EQ(t.l_max, 12);
+  EXPECT_EQ(gpufmm_test::check_adaptive_tree(t, p, p, 8, 12), "");
+  o.s_max = 1000;
+  const gpufmm_test::HostTree one = build_host(o, p, nullptr);
+  EXPECT_EQ(one.l_max, 0);
+  EXPECT_EQ(one.src.nboxes(), 1);
+  EXPECT_EQ(gpufmm_test::check_adaptive_tree(one, p, p, 1000, 12), "");
+
+  gpufmm_tree_options_t c;
+  ASSERT_EQ(gpufmm_tree_options_init(&c), GPUFMM_SUCCESS);
+  EXPECT_EQ(c.kind, GPUFMM_TREE_UNIFORM);
+  c.kind = GPUFMM_TREE_ADAPTIVE;
+  c.s_max = 8;
+  c.max_level = 12;
+  const int64_t n = static_cast<int64_t>(p.size() / 3);
+  gpufmm_tree_t h = nullptr;
+  ASSERT_EQ(gpufmm_tree_build(ctx_, &c, n, p.data(), n, nullptr, &h), GPUFMM_SUCCESS) << gpufmm_last_error_message();
+  EXPECT_EQ(gpufmm_test::compare_trees(gpufmm_test::host_tree(h), t), "");
+  gpufmm_tree_stats_t st;
+  ASSERT_EQ(gpufmm_tree_stats(h, &st), GPUFMM_SUCCESS);
+  EXPECT_EQ(st.source_leaf_max, 300);  // the identical points
+  EXPECT_EQ(gpufmm_tree_destroy(h), GPUFMM_SUCCESS);
+  c.l_max = 3;
+  EXPECT_EQ(gpufmm_tree_build(ctx_, &c, n, p.data(), n, nullptr, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("l_max"), std::string::npos);
+  c.l_max = -1;
+  c.kind = 7;
+  EXPECT_EQ(gpufmm_tree_build(ctx_, &c, n, p.data(), n, nullptr, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("kind"), std::string::npos);
+}
 
 // A full 16^3 grid at level 4: interior boxes have exactly 27 neighbours,
 // 189 standard and 109 type-1 entries; interior level-3 boxes 80 type-2.
@@ -176,12 +244,12 @@ TEST_F(CpuContext, FullGridHasTheFullStencil) {
         p.push_back((y + 0.5) / 16);
         p.push_back((z + 0.5) / 16);
       }
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.l_max = 4;
   o.cube_given = true;
   o.cube_center[0] = o.cube_center[1] = o.cube_center[2] = 0.5;
   o.cube_side = 1.0;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   ASSERT_EQ(t.l_max, 4);
   EXPECT_EQ(t.src.level_offset, (std::vector<int64_t>{0, 1, 9, 73, 585, 4681}));
   int64_t interior4 = 0, interior3 = 0;
@@ -219,10 +287,10 @@ TEST_F(CpuContext, StableSortKeepsInputOrderOfEqualKeys) {
     const size_t j = static_cast<size_t>(r.next() % 7);
     p.insert(p.end(), base.begin() + 3 * j, base.begin() + 3 * j + 3);
   }
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 1;  // unreachable: the depth is capped
   o.max_level = 9;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   EXPECT_EQ(t.l_max, 9);
   EXPECT_EQ(t.src.level_offset[10] - t.src.level_offset[9], 7);
   EXPECT_EQ(gpufmm_test::check_tree(t, p, p), "");
@@ -231,9 +299,9 @@ TEST_F(CpuContext, StableSortKeepsInputOrderOfEqualKeys) {
 TEST_F(CpuContext, DepthFromSmaxAndGivenLmax) {
   const std::vector<double> p = gpufmm_test::uniform_cube(5000, 21);
   for (int s : {1, 8, 64, 5000, 100000}) {
-    gt::Options o;
+    gpufmm_test::TreeOptions o;
     o.s_max = s;
-    const gt::HostTree t = build_host(o, p, nullptr);
+    const gpufmm_test::HostTree t = build_host(o, p, nullptr);
     // Smallest depth with at most s points per leaf (and never deeper than needed).
     auto max_per_box = [&](int l) {
       int64_t mx = 0;
@@ -245,9 +313,9 @@ TEST_F(CpuContext, DepthFromSmaxAndGivenLmax) {
     if (t.l_max > 0) EXPECT_GT(max_per_box(t.l_max - 1), s);
     if (s >= 5000) EXPECT_EQ(t.l_max, 0);
   }
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.l_max = 3;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   EXPECT_EQ(t.l_max, 3);
   EXPECT_EQ(gpufmm_test::check_tree(t, p, p), "");
   o.l_max = 0;
@@ -256,17 +324,17 @@ TEST_F(CpuContext, DepthFromSmaxAndGivenLmax) {
 
 TEST_F(CpuContext, DeterministicAndSubsetOfLists) {
   const std::vector<double> p = gpufmm_test::plummer(4000, 8), q = gpufmm_test::uniform_cube(3000, 9);
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 16;
-  const gt::HostTree a = build_host(o, p, &q), b = build_host(o, p, &q);
+  const gpufmm_test::HostTree a = build_host(o, p, &q), b = build_host(o, p, &q);
   EXPECT_EQ(gpufmm_test::compare_trees(a, b), "");
-  o.lists = 1u << gt::kType2;
-  const gt::HostTree c = build_host(o, p, &q);
-  EXPECT_FALSE(c.lists[gt::kNeighbors].built);
-  EXPECT_FALSE(c.lists[gt::kM2L].built);
-  ASSERT_TRUE(c.lists[gt::kType2].built);
-  EXPECT_EQ(c.lists[gt::kType2].index, a.lists[gt::kType2].index);
-  EXPECT_EQ(c.lists[gt::kType2].offsets, a.lists[gt::kType2].offsets);
+  o.lists = 1u << gpufmm::lists::kType2;
+  const gpufmm_test::HostTree c = build_host(o, p, &q);
+  EXPECT_FALSE(c.lists[gpufmm::lists::kNeighbors].built);
+  EXPECT_FALSE(c.lists[gpufmm::lists::kM2L].built);
+  ASSERT_TRUE(c.lists[gpufmm::lists::kType2].built);
+  EXPECT_EQ(c.lists[gpufmm::lists::kType2].index, a.lists[gpufmm::lists::kType2].index);
+  EXPECT_EQ(c.lists[gpufmm::lists::kType2].offsets, a.lists[gpufmm::lists::kType2].offsets);
 }
 
 TEST_F(CpuContext, ExtremeClusteringIsCappedAndValid) {
@@ -276,9 +344,9 @@ TEST_F(CpuContext, ExtremeClusteringIsCappedAndValid) {
   for (int i = 0; i < 2000; ++i)
     for (int k = 0; k < 3; ++k) p.push_back(0.25 + 1e-12 * r.uniform());
   p.insert(p.end(), {0, 0, 0, 1, 1, 1});
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 4;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   EXPECT_EQ(t.l_max, gt::kMaxLevel);
   EXPECT_EQ(gpufmm_test::check_tree(t, p, p), "");
 }
@@ -289,11 +357,11 @@ TEST_F(CpuContext, ExtremeClusteringIsCappedAndValid) {
 TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
   std::vector<double> p = gpufmm_test::uniform_cube(4000, 6);
   p.insert(p.end(), p.begin(), p.begin() + 300);  // 100 duplicated points: equal keys
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 16;
-  const gt::HostTree t = build_host(o, p, nullptr);
+  const gpufmm_test::HostTree t = build_host(o, p, nullptr);
   ASSERT_EQ(gpufmm_test::check_tree(t, p, p), "");
-  auto drop = [](gt::HostList& l, size_t i) {
+  auto drop = [](gpufmm_test::HostList& l, size_t i) {
     l.index.erase(l.index.begin() + static_cast<long>(i));
     if (!l.cls.empty()) l.cls.erase(l.cls.begin() + static_cast<long>(i));
     if (!l.eta.empty()) l.eta.erase(l.eta.begin() + static_cast<long>(i));
@@ -301,8 +369,8 @@ TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
       if (o > static_cast<int64_t>(i)) --o;
   };
   {  // An M2L entry replaced by another box of the same level.
-    gt::HostTree bad = t;
-    auto& l = bad.lists[gt::kM2L];
+    gpufmm_test::HostTree bad = t;
+    auto& l = bad.lists[gpufmm::lists::kM2L];
     const size_t i = l.index.size() / 2;
     l.index[i] = l.index[i] + 1 < bad.src.level_offset[bad.l_max + 1] ? l.index[i] + 1 : l.index[i] - 1;
     EXPECT_NE(gpufmm_test::counting_check(bad, false), "");
@@ -310,14 +378,14 @@ TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
     EXPECT_EQ(gpufmm_test::counting_check(bad, true), "");  // the modified stencil is untouched
   }
   {  // A type-2 entry dropped.
-    gt::HostTree bad = t;
-    ASSERT_FALSE(bad.lists[gt::kType2].index.empty());
-    drop(bad.lists[gt::kType2], bad.lists[gt::kType2].index.size() / 3);
+    gpufmm_test::HostTree bad = t;
+    ASSERT_FALSE(bad.lists[gpufmm::lists::kType2].index.empty());
+    drop(bad.lists[gpufmm::lists::kType2], bad.lists[gpufmm::lists::kType2].index.size() / 3);
     EXPECT_NE(gpufmm_test::counting_check(bad, true), "");
     EXPECT_NE(gpufmm_test::check_lists(bad), "");
   }
   {  // Two points with equal keys swapped: the sort is no longer stable.
-    gt::HostTree bad = t;
+    gpufmm_test::HostTree bad = t;
     size_t i = 1;
     while (i < bad.src.keys.size() && bad.src.keys[i] != bad.src.keys[i - 1]) ++i;
     ASSERT_LT(i, bad.src.keys.size());
@@ -326,8 +394,8 @@ TEST_F(CpuContext, ChecksDetectCorruptedTrees) {
     EXPECT_NE(gpufmm_test::check_points(bad, bad.src, p), "");
   }
   {  // A wrong ratio.
-    gt::HostTree bad = t;
-    bad.lists[gt::kType1].eta[7] *= 1.01;
+    gpufmm_test::HostTree bad = t;
+    bad.lists[gpufmm::lists::kType1].eta[7] *= 1.01;
     EXPECT_NE(gpufmm_test::check_lists(bad), "");
   }
 }
@@ -351,9 +419,9 @@ TEST_F(TreeCApi, BuildStatsAndAccessors) {
   EXPECT_EQ(gpufmm_context_destroy(ctx_), GPUFMM_ERROR_INVALID_ARGUMENT)  // the tree holds it
       << "a context with a live tree must refuse destruction";
 
-  gt::Options o;
+  gpufmm_test::TreeOptions o;
   o.s_max = 20;
-  const gt::HostTree h = build_host(o, src, &recv);
+  const gpufmm_test::HostTree h = build_host(o, src, &recv);
 
   gpufmm_tree_stats_t st;
   ASSERT_EQ(gpufmm_tree_stats(tree, &st), GPUFMM_SUCCESS);
@@ -469,8 +537,8 @@ TEST_F(TreeCApi, BuildFromArraysEqualsBuildFromHostPointers) {
   ASSERT_EQ(gpufmm_tree_build_arrays(ctx_, nullptr, a, nullptr, &t1), GPUFMM_SUCCESS)
       << gpufmm_last_error_message();
   ASSERT_EQ(gpufmm_tree_build(ctx_, nullptr, 3000, src.data(), 3000, nullptr, &t2), GPUFMM_SUCCESS);
-  const gt::HostTree h1 = gt::to_host(*gpufmm::checked_tree(t1)->tree);
-  const gt::HostTree h2 = gt::to_host(*gpufmm::checked_tree(t2)->tree);
+  const gpufmm_test::HostTree h1 = gpufmm_test::host_tree(t1);
+  const gpufmm_test::HostTree h2 = gpufmm_test::host_tree(t2);
   EXPECT_TRUE(h1.same_sets);
   EXPECT_EQ(gpufmm_test::compare_trees(h1, h2), "");
   // Wrong shapes and types.
@@ -530,7 +598,7 @@ TEST_F(TreeBadInput, EmptySetsGiveValidEmptyTrees) {
     EXPECT_EQ(st.total_source_boxes == 0, n == 0);
     EXPECT_EQ(st.total_receiver_boxes == 0, m == 0);
     for (int k = 0; k < GPUFMM_TREE_NUM_LISTS; ++k) EXPECT_EQ(st.lists[k].entries, 0);
-    const gt::HostTree h = gt::to_host(*gpufmm::checked_tree(t)->tree);
+    const gpufmm_test::HostTree h = gpufmm_test::host_tree(t);
     const std::vector<double> none;
     EXPECT_EQ(gpufmm_test::check_tree(h, n ? p : none, m ? p : none), "");
     gpufmm_tree_destroy(t);
@@ -575,7 +643,7 @@ TEST_F(TreeBadInput, IdenticalPointsStopAtTheDepthCap) {
   EXPECT_EQ(st.source_leaf_max, 5000);
   EXPECT_EQ(st.cube_side, 1.0);
   for (int l = 0; l <= st.l_max; ++l) EXPECT_EQ(st.source_boxes[l], 1);
-  const gt::HostTree h = gt::to_host(*gpufmm::checked_tree(t)->tree);
+  const gpufmm_test::HostTree h = gpufmm_test::host_tree(t);
   EXPECT_EQ(gpufmm_test::check_tree(h, p, p), "");
   gpufmm_tree_destroy(t);
   o.max_level = 6;

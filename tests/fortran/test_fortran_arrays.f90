@@ -1,3 +1,11 @@
+! ============================================================================
+! GENERATED FILE - DO NOT EDIT BY HAND.
+! Made from tests/fortran/test_fortran_arrays.fypp by tools/gen-fortran; edit the template, run
+!     tools/gen-fortran
+! from the repository root and commit both (building does not need fypp:
+! this file is checked in; the CTest fortran_generated_up_to_date fails when
+! it is stale).
+! ============================================================================
 ! test_fortran_arrays - the Fortran device-array API, every procedure for
 ! every kind (int32, int64, real32, real64, complex(real32), complex(real64))
 ! and host rank 1-3, compared with Fortran intrinsics; and the error paths
@@ -7,35 +15,26 @@
 ! run it elsewhere: 0, 1, ... a GPU; -2 the default device; -1 the CPU.
 ! Exits with a non-zero code (error stop) if any check fails.
 !
-! The per-kind subroutines test_<k> and blas_<k> are the same code with a
-! different type: change one, change them all.
+! The per-kind subroutines test_<k> and blas_<k> come from one template
+! (tests/fortran/test_fortran_arrays.fypp), like the module they test.
 module test_fortran_arrays_support
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64, output_unit
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated, c_null_ptr
-  use gpufmm
+  use gpufmm, itoa => gpufmm_itoa
+  use gpufmm_test_support
   implicit none
 
   type(gpufmm_context) :: ctx
-  integer :: nchecks = 0, nfailed = 0
 
   !> max |a - b| <= tol * (1 + max |b|), rank-1 arrays (pass [m] for a matrix)
   interface close
-     module procedure close_r4, close_r8, close_c4, close_c8
+     module procedure close_r4, close_r8, close_c4
+     module procedure close_c8
   end interface close
 
 contains
 
   ! ==================================================================== helpers
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    nchecks = nchecks + 1
-    if (.not. ok) then
-       nfailed = nfailed + 1
-       write (output_unit, '(a, a)') 'FAILED: ', what
-    end if
-  end subroutine check
 
   !> The status of the call just made is `want`; the message is not empty.
   subroutine expect(st, want, what)
@@ -52,14 +51,6 @@ contains
     call check(index(gpufmm_last_error_message(), word) > 0, what // ': message "' // &
          gpufmm_last_error_message() // '" does not mention ' // word)
   end subroutine expect_message
-
-  function itoa(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=16) :: buf
-    write (buf, '(i0)') i
-    s = trim(buf)
-  end function itoa
 
   subroutine check_shape(a, dtype, shp, what)
     type(gpufmm_array), intent(in) :: a
@@ -155,17 +146,6 @@ contains
     real(real64), intent(in) :: tol
     close_c8 = maxval(abs(a - b)) <= tol * (1 + maxval(abs(b)))
   end function close_c8
-
-  !> GPUFMM_TEST_DEVICE if set, else the CPU backend.
-  integer function test_device()
-    character(len=32) :: buf
-    integer :: n, st, ios
-    test_device = GPUFMM_DEVICE_CPU
-    call get_environment_variable('GPUFMM_TEST_DEVICE', buf, length=n, status=st)
-    if (st /= 0 .or. n == 0) return
-    read (buf, *, iostat=ios) test_device
-    if (ios /= 0) error stop 'GPUFMM_TEST_DEVICE must be an integer (-1 CPU, -2 default, >= 0 a GPU)'
-  end function test_device
 
   ! ==================================================================== integer(int32)
   ! Every kind: create_like and queries, sync and async round trips for ranks
@@ -1587,6 +1567,5 @@ program test_fortran_arrays
   call test_errors()
   call gpufmm_context_destroy(ctx)
 
-  print '(i0, a, i0, a)', nchecks - nfailed, ' of ', nchecks, ' checks passed'
-  if (nfailed > 0) error stop 'test_fortran_arrays: FAILED'
+  call finish_checks('test_fortran_arrays')
 end program test_fortran_arrays

@@ -11,42 +11,12 @@
 module test_fortran_fmm_support
   use, intrinsic :: iso_fortran_env, only: int64, real64, output_unit
   use gpufmm
+  use gpufmm_test_support, expect => expect_status
   implicit none
 
-  integer :: nchecks = 0, nfailed = 0
   real(real64), parameter :: eps = 1.0e-6_real64
 
 contains
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    nchecks = nchecks + 1
-    if (.not. ok) then
-       nfailed = nfailed + 1
-       write (output_unit, '(a, a)') 'FAILED: ', what
-    end if
-  end subroutine check
-
-  !> The last call returned `want`; for an error the message mentions `word`.
-  subroutine expect(st, want, word, what)
-    integer, intent(in) :: st, want
-    character(len=*), intent(in) :: word, what
-    character(len=:), allocatable :: msg
-    call check(st == want, what // ' (status ' // itoa(st) // ', expected ' // itoa(want) // ')')
-    if (want /= GPUFMM_SUCCESS) then
-       msg = gpufmm_last_error_message()
-       call check(index(msg, word) > 0, what // ': message "' // msg // '" does not mention ' // word)
-    end if
-  end subroutine expect
-
-  function itoa(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=16) :: buf
-    write (buf, '(i0)') i
-    s = trim(buf)
-  end function itoa
 
   !> ||a - ref|| / ||ref|| over all elements.
   real(real64) function rel_l2(a, ref)
@@ -106,14 +76,11 @@ program test_fortran_fmm
   real(real64) :: spot(ns), sgrad(3, ns), rspot(ns), rsgrad(3, ns)
   real(real64) :: bad_src(2, ns), bad_q(ns - 1), nan_q(ns)
   real(real64), allocatable :: none(:, :)
-  character(len=32) :: env
   character(len=200) :: msg
-  integer :: device, st, ier, n_env, seed_size
+  integer :: device, st, ier, seed_size
   integer, allocatable :: seed(:)
 
-  device = GPUFMM_DEVICE_CPU
-  call get_environment_variable('GPUFMM_TEST_DEVICE', env, n_env)
-  if (n_env > 0) read (env, *) device
+  device = test_device()
   call gpufmm_context_create(ctx, device)
   dev = gpufmm_context_device_info(ctx)
   write (output_unit, '(a, a)') 'test_fortran_fmm on ', trim(dev%name)
@@ -297,8 +264,7 @@ program test_fortran_fmm
   call gpufmm_array_destroy(dpot)
   call gpufmm_context_destroy(ctx)
 
-  write (output_unit, '(i0, a, i0, a)') nchecks, ' checks, ', nfailed, ' failed'
-  if (nfailed > 0) error stop 'test_fortran_fmm: FAILED'
+  call finish_checks('test_fortran_fmm')
 
 contains
 

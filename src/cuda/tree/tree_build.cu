@@ -1,27 +1,30 @@
 // The CUDA tree builder. Everything runs on the context's stream and stays on
-// the device; the host waits twice (for the depth and box counts, and for the
-// list sizes) to size the allocations. Produces exactly what the OpenMP
-// builder produces (src/cxx/tree/tree_cpu.cpp):
+// the device; the host waits twice (for the depth and box counts, to size the
+// allocations, and at the end). Produces exactly what the OpenMP builder
+// produces (src/cxx/tree/tree_cpu.cpp):
 //   keys       bounding box (two-stage reduction), cube, Morton keys, checks
 //   sort       cub::DeviceRadixSort::SortPairs (stable), inverse permutation
 //   hierarchy  histogram of common levels of neighbouring keys (-> depth and
 //              box counts per level), sync, cub::DeviceSelect of box starts
-//              level by level, parent/child links, centres
-//   lists      one warp per receiver box: neighbours, count, cub::DeviceScan,
-//              sync, fill
+//              level by level, parent links (adaptive trees: cub::DeviceSelect
+//              of the children of crowded boxes, level by level, one sync
+//              per level), then child ranges, leaf flags and centres, and the
+//              tight bounds by cub::DeviceSegmentedReduce over every box
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "cuda/common/cuda_check.cuh"
-#include "tree/stencil.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm {
@@ -35,7 +38,6 @@ using cuda::check_launch;
 
 constexpr unsigned long long kNoneU = ULLONG_MAX;
 constexpr int kBlock = 256;
-constexpr int kWarpsPerBlock = kBlock / 32;
 constexpr unsigned kFull = 0xffffffffu;
 
 // Device-side bookkeeping, read back by the host at the two sync points.
@@ -45,7 +47,6 @@ struct Status {
   int cmax[2];
   Cube cube;
   long long selected[2][kMaxLevel + 1];  // boxes found per set and level
-  long long nnz[kNumLists];
 };
 
 struct Offsets {
@@ -67,7 +68,6 @@ __global__ void init_status_kernel(Status* st) {
     st->hist[i / (kMaxLevel + 1)][i % (kMaxLevel + 1)] = 0;
     st->selected[i / (kMaxLevel + 1)][i % (kMaxLevel + 1)] = 0;
   }
-  if (i < kNumLists) st->nnz[i] = 0;
 }
 
 // Per-block bounding box (6 values per block) and the first non-finite point.
@@ -197,248 +197,85 @@ struct ParentStart {
 
 __global__ void leaf_boxes_kernel(const int32_t* __restrict__ starts, int64_t nl, int64_t n,
                                   const uint64_t* __restrict__ keys, int shift, int64_t off,
-                                  int32_t nb, uint64_t* __restrict__ box_key,
-                                  int32_t* __restrict__ pb, int32_t* __restrict__ pe,
-                                  int32_t* __restrict__ child) {
+                                  uint64_t* __restrict__ box_key,
+                                  int32_t* __restrict__ pb, int32_t* __restrict__ pe) {
   for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < nl;
        j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int32_t s = starts[j];
     box_key[off + j] = keys[s] >> shift;
     pb[off + j] = s;
     pe[off + j] = j + 1 < nl ? starts[j + 1] : static_cast<int32_t>(n);
-    child[off + j] = nb;
   }
 }
 
 __global__ void parent_boxes_kernel(const int32_t* __restrict__ starts, int64_t np, int64_t nc,
                                     int64_t po, int64_t co, uint64_t* __restrict__ box_key,
                                     int32_t* __restrict__ pb, int32_t* __restrict__ pe,
-                                    int32_t* __restrict__ child, int32_t* __restrict__ parent) {
+                                    int32_t* __restrict__ parent) {
   for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < np;
        p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t cb = starts[p], ce = p + 1 < np ? starts[p + 1] : nc;
     box_key[po + p] = box_key[co + cb] >> 3;
     pb[po + p] = pb[co + cb];
     pe[po + p] = pe[co + ce - 1];
-    child[po + p] = static_cast<int32_t>(co + cb);
     for (int64_t c = cb; c < ce; ++c) parent[co + c] = static_cast<int32_t>(po + p);
   }
 }
 
-__global__ void root_kernel(int32_t* parent, int32_t* child, int32_t nb) {
+__global__ void root_kernel(int32_t* parent) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) parent[0] = -1;
+}
+
+// Adaptive trees: the root level (key 0, all points).
+__global__ void adaptive_root_kernel(uint64_t* key, int32_t* begin, int32_t* end, int32_t* parent,
+                                     int32_t n) {
   if (threadIdx.x == 0 && blockIdx.x == 0) {
-    if (nb > 0) parent[0] = -1;
-    child[nb] = nb;
+    key[0] = 0;
+    begin[0] = 0;
+    end[0] = n;
+    parent[0] = -1;
   }
 }
 
-__global__ void centers_kernel(const uint64_t* __restrict__ box_key, int64_t nb, Offsets off,
-                               int l_max, const Status* __restrict__ st, double* __restrict__ center) {
+// Adaptive trees: the level-(l+1) boxes from their selected first points.
+__global__ void adaptive_level_kernel(const int32_t* __restrict__ starts, int64_t m, int64_t n,
+                                      AdaptiveStart a, int64_t po, uint64_t* __restrict__ key,
+                                      int32_t* __restrict__ begin, int32_t* __restrict__ end,
+                                      int32_t* __restrict__ parent) {
+  const int sh = level_shift(a.level + 1);
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < m;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int32_t s = starts[j], p = a.parent_of(s);
+    const int32_t stop = j + 1 < m ? starts[j + 1] : static_cast<int32_t>(n);
+    key[j] = a.keys[s] >> sh;
+    begin[j] = s;
+    end[j] = min(stop, a.end[p]);
+    parent[j] = static_cast<int32_t>(po + p);
+  }
+}
+
+// Child ranges (from the parent links), leaf flags and centres of every box.
+__global__ void finish_kernel(const uint64_t* __restrict__ box_key, const int32_t* __restrict__ parent,
+                              int64_t nb, Offsets off, int l_max, const Status* __restrict__ st,
+                              int32_t* __restrict__ child, uint8_t* __restrict__ leaf,
+                              double* __restrict__ center) {
   const Cube q = st->cube;
   for (int64_t b = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; b < nb;
        b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int l = 0;
     while (l < l_max && b >= off.v[l + 1]) ++l;
+    const int64_t on = off.v[l + 1], nn = l < l_max ? off.v[l + 2] - on : 0;
+    const int32_t cb = first_child(parent, on, nn, static_cast<int32_t>(b)),
+                  ce = first_child(parent, on, nn, static_cast<int32_t>(b + 1));
+    child[b] = cb;
+    leaf[b] = cb == ce ? 1 : 0;
+    if (b == 0) child[nb] = static_cast<int32_t>(nb);
     int32_t x, y, z;
     morton_decode(box_key[b], x, y, z);
     center[3 * b] = box_center(q, 0, l, x);
     center[3 * b + 1] = box_center(q, 1, l, y);
     center[3 * b + 2] = box_center(q, 2, l, z);
   }
-}
-
-// ---------------------------------------------------------------- lists
-//
-// Pass A (nbr_kernel): one warp per receiver box; lanes 0..26 look up the 27
-// same-level neighbour positions by binary search in the level's sorted
-// source keys, rank the hits and store them ascending in a 27-wide row.
-// Pass B (lists_kernel, count then fill): one warp per receiver box and no
-// search: lane j takes the j-th neighbour of the box's parent (M2L, type 1)
-// or of the box itself (type 2) and walks its (<= 8, contiguous) children;
-// warp scans turn the per-lane counts into write positions, so every row
-// comes out in ascending source order.
-
-struct ListArgs {
-  const uint64_t* skey;
-  const int32_t* schild;
-  Offsets soff;
-  const uint64_t* rkey;
-  const int32_t* rparent;
-  Offsets roff;
-  int l_max;
-  unsigned want;
-  int64_t rows;
-  int32_t* nb;   // [rows * 27] pass-A neighbours
-  uint8_t* nn;   // [rows]
-  int64_t* off[kNumLists];
-  int32_t* idx[kNumLists];
-  int32_t* cls[kNumLists];
-  double* eta[kNumLists];
-};
-
-__device__ __forceinline__ int warp_exclusive_scan(int v, int lane, int& total) {
-  int inc = v;
-  for (int o = 1; o < 32; o <<= 1) {
-    const int t = __shfl_up_sync(kFull, inc, o);
-    if (lane >= o) inc += t;
-  }
-  total = __shfl_sync(kFull, inc, 31);
-  return inc - v;
-}
-
-__device__ __forceinline__ int warp_sum(int v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-
-__device__ __forceinline__ int row_level(const Offsets& off, int l_max, int64_t row) {
-  int level = 0;
-  while (level < l_max && row >= off.v[level + 1]) ++level;
-  return level;
-}
-
-__global__ void __launch_bounds__(kBlock) nbr_kernel(ListArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= a.rows) return;  // uniform per warp
-  const int level = row_level(a.roff, a.l_max, row);
-  int32_t x, y, z;
-  morton_decode(a.rkey[row], x, y, z);
-  int32_t g = -1;
-  if (lane < 27) {
-    int dx, dy, dz;
-    stencil27(lane, dx, dy, dz);
-    const int64_t o = a.soff.v[level], n = a.soff.v[level + 1] - o;
-    if (n > 0) g = find_box(a.skey, o, n, level, x + dx, y + dy, z + dz);
-  }
-  int rank = 0;
-  for (int j = 0; j < 27; ++j) {
-    const int32_t v = __shfl_sync(kFull, g, j);
-    rank += (v >= 0 && v < g) ? 1 : 0;
-  }
-  const unsigned hits = __ballot_sync(kFull, g >= 0);
-  if (g >= 0) a.nb[row * 27 + rank] = g;
-  if (lane == 0) a.nn[row] = static_cast<uint8_t>(__popc(hits));
-}
-
-template <bool kFill>
-__global__ void __launch_bounds__(kBlock) lists_kernel(ListArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= a.rows) return;  // uniform per warp
-  const int level = row_level(a.roff, a.l_max, row);
-  int32_t x, y, z;
-  morton_decode(a.rkey[row], x, y, z);
-  const bool want_n = (a.want >> kNeighbors) & 1u, want_m = (a.want >> kM2L) & 1u,
-             want_1 = (a.want >> kType1) & 1u, want_2 = (a.want >> kType2) & 1u;
-  const int n_own = a.nn[row];
-
-  if (want_n) {
-    if (kFill) {
-      if (lane < n_own) a.idx[kNeighbors][a.off[kNeighbors][row] + lane] = a.nb[row * 27 + lane];
-    } else if (lane == 0) {
-      a.off[kNeighbors][row] = n_own;
-    }
-  }
-
-  if (want_m || want_1) {
-    // Lane j: children of the j-th neighbour of the parent (ascending).
-    const int32_t px = x >> 1, py = y >> 1, pz = z >> 1;
-    int32_t cb = 0, ce = 0, qx = 0, qy = 0, qz = 0;
-    if (level >= 1) {
-      const int32_t P = a.rparent[row];
-      if (lane < a.nn[P]) {
-        const int32_t q = a.nb[static_cast<int64_t>(P) * 27 + lane];
-        cb = a.schild[q];
-        ce = a.schild[q + 1];
-        morton_decode(a.skey[q], qx, qy, qz);
-      }
-    }
-    int cm = 0, c1 = 0;
-    for (int32_t c = cb; c < ce; ++c) {
-      const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-      const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u), cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
-                    cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
-      if (adjacent(cx - x, cy - y, cz - z)) continue;
-      ++cm;
-      if (!is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz))) ++c1;
-    }
-    if (!kFill) {
-      const int tm = warp_sum(cm), t1 = warp_sum(c1);
-      if (lane == 0) {
-        if (want_m) a.off[kM2L][row] = tm;
-        if (want_1) a.off[kType1][row] = t1;
-      }
-    } else {
-      int tm, t1;
-      int64_t pm = warp_exclusive_scan(cm, lane, tm), p1 = warp_exclusive_scan(c1, lane, t1);
-      if (want_m) pm += a.off[kM2L][row];
-      if (want_1) p1 += a.off[kType1][row];
-      for (int32_t c = cb; c < ce; ++c) {
-        const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-        const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u), cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
-                      cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
-        const int dx = cx - x, dy = cy - y, dz = cz - z;
-        if (adjacent(dx, dy, dz)) continue;
-        const int32_t cls = same_level_class(dx, dy, dz);
-        const double eta = same_level_eta(dx, dy, dz);
-        if (want_m) {
-          a.idx[kM2L][pm] = c;
-          a.cls[kM2L][pm] = cls;
-          a.eta[kM2L][pm] = eta;
-          ++pm;
-        }
-        if (want_1 && !is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz))) {
-          a.idx[kType1][p1] = c;
-          a.cls[kType1][p1] = cls;
-          a.eta[kType1][p1] = eta;
-          ++p1;
-        }
-      }
-    }
-  }
-
-  if (want_2) {
-    // This box as the parent: children of its own neighbours, one level down.
-    int32_t cb = 0, ce = 0, qx = 0, qy = 0, qz = 0;
-    if (level < a.l_max && lane < n_own) {
-      const int32_t q = a.nb[row * 27 + lane];
-      cb = a.schild[q];
-      ce = a.schild[q + 1];
-      morton_decode(a.skey[q], qx, qy, qz);
-    }
-    int c2 = 0;
-    for (int32_t c = cb; c < ce; ++c) {
-      const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-      if (is_type2(parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
-                   parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
-                   parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z)))
-        ++c2;
-    }
-    if (!kFill) {
-      const int t2 = warp_sum(c2);
-      if (lane == 0) a.off[kType2][row] = t2;
-    } else {
-      int t2;
-      int64_t p2 = warp_exclusive_scan(c2, lane, t2) + a.off[kType2][row];
-      for (int32_t c = cb; c < ce; ++c) {
-        const uint32_t o = static_cast<uint32_t>(a.skey[c] & 7u);
-        const int ex = parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
-                  ey = parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
-                  ez = parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z);
-        if (!is_type2(ex, ey, ez)) continue;
-        a.idx[kType2][p2] = c;
-        a.cls[kType2][p2] = parent_class(ex, ey, ez);
-        a.eta[kType2][p2] = parent_eta(ex, ey, ez);
-        ++p2;
-      }
-    }
-  }
-}
-
-__global__ void totals_kernel(ListArgs a, Status* st) {
-  const int k = threadIdx.x;
-  if (k < kNumLists && ((a.want >> k) & 1u)) st->nnz[k] = a.off[k][a.rows];
 }
 
 // ---------------------------------------------------------------- host side
@@ -465,7 +302,6 @@ class Events {
     check(cudaEventElapsedTime(&ms, e_[a], e_[b]), "cudaEventElapsedTime");
     return 1e-3 * ms;
   }
-  void wait(int i) { check(cudaEventSynchronize(e_[i]), "cudaEventSynchronize"); }
   Events(const Events&) = delete;
   Events& operator=(const Events&) = delete;
 
@@ -510,7 +346,6 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   PointSet* sets[2] = {&t.src, &t.recv_own};
   const int64_t n[2] = {t.src.n, t.same_sets ? 0 : t.recv_own.n};
   const int64_t nmax = std::max(n[0], n[1]);
-  const int lcap = t.options.l_max >= 0 ? t.options.l_max : t.options.max_level;
 
   // ---- scratch sizes (CUB temp storage queried for the largest use)
   size_t cub_bytes = 0;
@@ -531,10 +366,10 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
                                 static_cast<int64_t>(nmax), LeafStart{nullptr, 0}, stream),
           "cub::DeviceSelect::If (size query)");
     cub_bytes = std::max(cub_bytes, b);
-    const int64_t max_rows = (static_cast<int64_t>(lcap) + 1) * std::max<int64_t>(n[0], n[nsets - 1]) + 1;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<int64_t*>(nullptr),
-                                        static_cast<int64_t*>(nullptr), max_rows, stream),
-          "cub::DeviceScan::ExclusiveSum (size query)");
+    check(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0),
+                                static_cast<int32_t*>(nullptr), static_cast<long long*>(nullptr),
+                                static_cast<int64_t>(nmax), AdaptiveStart{}, stream),
+          "cub::DeviceSelect::If (size query)");
     cub_bytes = std::max(cub_bytes, b);
   }
   const unsigned gb[2] = {n[0] > 0 ? blocks_for(n[0], kBlock, grid_cap) : 0u,
@@ -562,7 +397,7 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   Status* st = cv.take<Status>(1);
   void* cub_tmp = cv.take<char>(static_cast<int64_t>(cub_bytes));
 
-  Events ev(6);
+  Events ev(5);
   ev.record(0, stream);
 
   // ---- upload (host coordinates only)
@@ -638,15 +473,87 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
       scans[s].hist[c] = s < nsets ? static_cast<int64_t>(hs.hist[s][c]) : 0;
     scans[s].cmax = s < nsets ? hs.cmax[s] : -1;
   }
-  finish_levels(t, scans);
-  allocate_boxes(t);
+  // ---- hierarchy: boxes and parent links
+  const bool adaptive = t.options.kind == Kind::Adaptive;
+  // Adaptive trees: per set and level, keys, point ranges and parents.
+  struct Level {
+    std::unique_ptr<cuda::StreamBuffer> buf;
+    uint64_t* key;
+    int32_t *begin, *end, *parent;
+    int64_t count;
+  };
+  std::vector<Level> lv[2];
+  auto new_level = [&](int64_t m) {
+    Level v;
+    v.buf = std::make_unique<cuda::StreamBuffer>(ctx, static_cast<size_t>(m) * 20 + 4 * 256, "adaptive tree level");
+    Carve c{static_cast<char*>(v.buf->get())};
+    v.key = c.take<uint64_t>(m);
+    v.begin = c.take<int32_t>(m);
+    v.end = c.take<int32_t>(m);
+    v.parent = c.take<int32_t>(m);
+    v.count = m;
+    return v;
+  };
+  if (adaptive) {
+    for (int s = 0; s < nsets; ++s) {
+      PointSet& ps = *sets[s];
+      ps.level_offset.assign(1, 0);
+      if (n[s] == 0) continue;
+      lv[s].push_back(new_level(1));
+      adaptive_root_kernel<<<1, 1, 0, stream>>>(lv[s][0].key, lv[s][0].begin, lv[s][0].end,
+                                                 lv[s][0].parent, static_cast<int32_t>(n[s]));
+      check_launch("adaptive_root_kernel");
+      ps.level_offset.push_back(1);
+      for (int l = 0; l < t.options.max_level; ++l) {
+        const Level& cur = lv[s].back();
+        const AdaptiveStart a{ps.keys, cur.key, cur.begin, cur.end, cur.count, l, t.options.s_max};
+        size_t b = cub_bytes;
+        check(cub::DeviceSelect::If(cub_tmp, b, thrust::counting_iterator<int>(0), starts,
+                                    &st->selected[s][l + 1], n[s], a, stream),
+              "cub::DeviceSelect::If (adaptive boxes)");
+        long long m = 0;
+        check(cudaMemcpyAsync(&m, &st->selected[s][l + 1], sizeof m, cudaMemcpyDeviceToHost, stream),
+              "cudaMemcpyAsync (box count, device to host)");
+        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        if (m == 0) break;
+        Level next = new_level(m);
+        adaptive_level_kernel<<<blocks_for(m, kBlock, grid_cap), kBlock, 0, stream>>>(
+            starts, m, n[s], a, ps.level_offset[static_cast<size_t>(l)], next.key, next.begin, next.end,
+            next.parent);
+        check_launch("adaptive_level_kernel");
+        lv[s].push_back(std::move(next));
+        ps.level_offset.push_back(ps.level_offset.back() + m);
+      }
+      ps.nboxes = ps.level_offset.back();
+    }
+    finish_adaptive_levels(t);
+    allocate_boxes(t);
+    for (int s = 0; s < nsets; ++s) {
+      PointSet& ps = *sets[s];
+      for (size_t l = 0; l < lv[s].size(); ++l) {
+        const Level& v = lv[s][l];
+        const int64_t o = ps.level_offset[l];
+        check(cudaMemcpyAsync(ps.box_key + o, v.key, sizeof(uint64_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+        check(cudaMemcpyAsync(ps.point_begin + o, v.begin, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice,
+                              stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+        check(cudaMemcpyAsync(ps.point_end + o, v.end, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+        check(cudaMemcpyAsync(ps.parent + o, v.parent, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (adaptive boxes)");
+      }
+    }
+  } else {
+    finish_levels(t, scans);
+    allocate_boxes(t);
+  }
 
-  // ---- hierarchy: boxes, links, centres
   const int L = t.l_max;
   for (int s = 0; s < nsets; ++s) {
     PointSet& ps = *sets[s];
     const int32_t nb = static_cast<int32_t>(ps.nboxes);
-    if (n[s] > 0) {
+    if (n[s] > 0 && !adaptive) {
       const std::vector<int64_t>& off = ps.level_offset;
       const int sh = level_shift(L);
       size_t b = cub_bytes;
@@ -655,8 +562,7 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
             "cub::DeviceSelect::If (leaf boxes)");
       const int64_t nl = off[L + 1] - off[L];
       leaf_boxes_kernel<<<blocks_for(nl, kBlock, grid_cap), kBlock, 0, stream>>>(
-          starts, nl, n[s], ps.keys, sh, off[L], nb, ps.box_key, ps.point_begin, ps.point_end,
-          ps.child_offset);
+          starts, nl, n[s], ps.keys, sh, off[L], ps.box_key, ps.point_begin, ps.point_end);
       check_launch("leaf_boxes_kernel");
       for (int l = L - 1; l >= 0; --l) {
         const int64_t co = off[l + 1], nc = off[l + 2] - off[l + 1], po = off[l], np = off[l + 1] - off[l];
@@ -665,94 +571,49 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
                                     &st->selected[s][l], nc, ParentStart{ps.box_key + co}, stream),
               "cub::DeviceSelect::If (parent boxes)");
         parent_boxes_kernel<<<blocks_for(np, kBlock, grid_cap), kBlock, 0, stream>>>(
-            starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.child_offset,
-            ps.parent);
+            starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.parent);
         check_launch("parent_boxes_kernel");
       }
-      centers_kernel<<<blocks_for(nb, kBlock, grid_cap), kBlock, 0, stream>>>(
-          ps.box_key, nb, offsets_of(ps), L, st, ps.center);
-      check_launch("centers_kernel");
+      root_kernel<<<1, 1, 0, stream>>>(ps.parent);
+      check_launch("root_kernel");
     }
-    root_kernel<<<1, 1, 0, stream>>>(ps.parent, ps.child_offset, nb);
-    check_launch("root_kernel");
+    // ---- child ranges, leaf flags, centres, tight bounds (both kinds)
+    if (nb == 0) {
+      check(cudaMemsetAsync(ps.child_offset, 0, sizeof(int32_t), stream), "cudaMemsetAsync");
+      continue;
+    }
+    finish_kernel<<<blocks_for(nb, kBlock, grid_cap), kBlock, 0, stream>>>(
+        ps.box_key, ps.parent, nb, offsets_of(ps), L, st, ps.child_offset, ps.leaf, ps.center);
+    check_launch("finish_kernel");
+    const auto pts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                                     PointBounds{coords[s], ps.perm});
+    const Bounds none{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+    size_t rb = 0;
+    check(cub::DeviceSegmentedReduce::Reduce(nullptr, rb, pts, ps.bounds, nb, ps.point_begin, ps.point_end,
+                                             BoundsMerge{}, none, stream),
+          "cub::DeviceSegmentedReduce::Reduce (size query)");
+    cuda::StreamBuffer rtmp(ctx, std::max<size_t>(rb, 1), "tree bounds temporaries");
+    check(cub::DeviceSegmentedReduce::Reduce(rtmp.get(), rb, pts, ps.bounds, nb, ps.point_begin,
+                                             ps.point_end, BoundsMerge{}, none, stream),
+          "cub::DeviceSegmentedReduce::Reduce (box bounds)");
   }
   ev.record(4, stream);
 
-  // ---- lists: count, scan, sizes (sync 2), fill
-  const PointSet& R = t.receivers();
-  ListArgs a{};
-  a.skey = t.src.box_key;
-  a.schild = t.src.child_offset;
-  a.soff = offsets_of(t.src);
-  a.rkey = R.box_key;
-  a.rparent = R.parent;
-  a.roff = offsets_of(R);
-  a.l_max = L;
-  a.rows = R.nboxes;
-  a.want = 0;
-  for (int k = 0; k < kNumLists; ++k) {
-    List& l = t.lists[k];
-    if (!l.built) continue;
-    a.want |= 1u << k;
-    a.off[k] = l.offsets;
-  }
-  const bool any_rows = a.want != 0 && a.rows > 0;
-  const unsigned row_grid = static_cast<unsigned>((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  // 27 int32 neighbours and one uint8 count per receiver box.
-  cuda::StreamBuffer nb_buf(ctx, any_rows ? static_cast<size_t>(a.rows) * (27 * sizeof(int32_t) + 1) : 0,
-                            "tree neighbour table");
-  if (any_rows) {
-    a.nb = static_cast<int32_t*>(nb_buf.get());
-    a.nn = reinterpret_cast<uint8_t*>(a.nb + a.rows * 27);
-    nbr_kernel<<<row_grid, kBlock, 0, stream>>>(a);
-    check_launch("nbr_kernel");
-    lists_kernel<false><<<row_grid, kBlock, 0, stream>>>(a);
-    check_launch("lists_kernel<count>");
-  }
-  for (int k = 0; k < kNumLists; ++k) {
-    if (!((a.want >> k) & 1u)) continue;
-    check(cudaMemsetAsync(a.off[k] + a.rows, 0, sizeof(int64_t), stream), "cudaMemsetAsync");
-    if (a.rows > 0) {
-      size_t b = cub_bytes;
-      check(cub::DeviceScan::ExclusiveSum(cub_tmp, b, a.off[k], a.off[k], a.rows + 1, stream),
-            "cub::DeviceScan::ExclusiveSum (list offsets)");
-    }
-  }
-  if (a.want != 0) {
-    totals_kernel<<<1, 32, 0, stream>>>(a, st);
-    check_launch("totals_kernel");
-  }
+  // ---- sync 2: the box counts found
   check(cudaMemcpyAsync(&hs, st, sizeof(Status), cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync (tree status, device to host)");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  for (int s = 0; s < nsets; ++s) {
+  for (int s = 0; s < nsets && !adaptive; ++s) {
     if (n[s] == 0) continue;
     for (int l = 0; l <= L; ++l)
       require(hs.selected[s][l] == sets[s]->boxes_at(l), GPUFMM_ERROR_INTERNAL,
               "tree build: found ", hs.selected[s][l], " boxes at level ", l,
               " where the key histogram predicted ", sets[s]->boxes_at(l));
   }
-  int64_t nnz[kNumLists];
-  for (int k = 0; k < kNumLists; ++k) nnz[k] = hs.nnz[k];
-  allocate_lists(t, nnz);
-  for (int k = 0; k < kNumLists; ++k) {
-    List& l = t.lists[k];
-    if (!l.built) continue;
-    a.idx[k] = l.index;
-    a.cls[k] = l.cls;
-    a.eta[k] = l.eta;
-  }
-  if (any_rows) {
-    lists_kernel<true><<<row_grid, kBlock, 0, stream>>>(a);
-    check_launch("lists_kernel<fill>");
-  }
-  ev.record(5, stream);
-  ev.wait(5);
   t.timings.upload = on_device ? 0.0 : ev.seconds(0, 1);
   t.timings.keys = ev.seconds(1, 2);
   t.timings.sort = ev.seconds(2, 3);
   t.timings.hierarchy = ev.seconds(3, 4);
-  t.timings.lists = ev.seconds(4, 5);
 }
 
 }  // namespace detail

@@ -1,7 +1,8 @@
 // The M2L stencils of papers/000 (sec. 2.2.3, 2.2.4) as host+device helpers:
 // the translation classes stored with every M2L list entry, the distance
-// ratio eta of eq. (20), the type-2 test of eq. (23), and the sorted-key box
-// lookup used by both list builders.
+// ratio eta of eq. (20), eta* of eq. (22) and the acceptance distance of
+// eq. (23) (the one home of these formulas: fmm/laplace_error.hpp calls them),
+// the type-2 test, and the sorted-key box lookup of the list builders.
 //
 // Class codes (docs/tree.md), all in [0, kNumClasses):
 //  * same level (standard M2L list and type-1 list): the source box s and the
@@ -36,7 +37,34 @@ constexpr int kNumSameLevelClasses = 343;
 constexpr int kNumClasses = 343 + 216;  // 559
 constexpr double kSqrt3 = 1.7320508075688772935;
 constexpr double kHalfSqrt3 = 0.86602540378443864676;
-constexpr int kType2MinNormSquared = 40;  // |e|^2 >= 40  <=>  |e|/2 >= D*
+// eq. (22): eta* = sqrt(3) / (4 - sqrt(3)), eta of unit boxes one box apart.
+constexpr double kEtaStar = 0.76370794079042370;
+
+// eq. (20): eta = max(R1, R2) / (D - min(R1, R2)) for source / receiver balls
+// of radii r_src, r_dst whose centres are dist apart (dist > r_src + r_dst).
+// The subtraction is rounded as written (no contraction), so that host and
+// device give the same bits.
+GPUFMM_HD_INLINE double ball_eta(double r_src, double r_dst, double dist) {
+  const double rmax = r_src > r_dst ? r_src : r_dst;
+  const double rmin = r_src > r_dst ? r_dst : r_src;
+  return rmax / sub_rn(dist, rmin);
+}
+
+// eq. (23): the smallest centre distance D* = min(R1, R2) + max(R1, R2) / eta*
+// at which a source ball of radius r_src may be translated to a receiver ball
+// of radius r_dst within eta_star.
+GPUFMM_HD_INLINE constexpr double acceptance_distance(double r_src, double r_dst,
+                                                      double eta_star = kEtaStar) {
+  return (r_src > r_dst ? r_dst : r_src) + (r_src > r_dst ? r_src : r_dst) / eta_star;
+}
+
+// The type-2 bound in integers: a child-level box at doubled offset e from the
+// parent's centre (R1 = sqrt(3)/2, R2 = sqrt(3) in child units) is far enough
+// when |e|/2 >= D*, i.e. |e|^2 >= 4 D*^2 = 39.28; the integers next to it are
+// 35 and 43, so the test is |e|^2 >= 40.
+constexpr double kType2Dist = acceptance_distance(kHalfSqrt3, kSqrt3);
+constexpr int kType2MinNormSquared = static_cast<int>(4.0 * kType2Dist * kType2Dist) + 1;
+static_assert(kType2MinNormSquared == 40, "eq. (23) in integers");
 
 GPUFMM_HD_INLINE int iabs(int v) { return v < 0 ? -v : v; }
 GPUFMM_HD_INLINE int imax3(int a, int b, int c) {
@@ -66,14 +94,14 @@ GPUFMM_HD_INLINE bool is_type2(int ex, int ey, int ez) {
          ex * ex + ey * ey + ez * ez >= kType2MinNormSquared;
 }
 
+// eta of a same-level class (units of the box size).
 GPUFMM_HD_INLINE double same_level_eta(int dx, int dy, int dz) {
-  const double dist = sqrt(static_cast<double>(dx * dx + dy * dy + dz * dz));
-  return kHalfSqrt3 / sub_rn(dist, kHalfSqrt3);
+  return ball_eta(kHalfSqrt3, kHalfSqrt3, sqrt(static_cast<double>(dx * dx + dy * dy + dz * dz)));
 }
 
+// eta of a to-parent class (units of the source box size; e = doubled offset).
 GPUFMM_HD_INLINE double parent_eta(int ex, int ey, int ez) {
-  const double dist2 = sqrt(static_cast<double>(ex * ex + ey * ey + ez * ez));  // 2|e/2|
-  return (2.0 * kSqrt3) / sub_rn(dist2, kSqrt3);
+  return ball_eta(kHalfSqrt3, kSqrt3, 0.5 * sqrt(static_cast<double>(ex * ex + ey * ey + ez * ez)));
 }
 
 // Decodes a class code. Returns false for codes outside [0, kNumClasses), for

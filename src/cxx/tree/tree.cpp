@@ -30,9 +30,7 @@ Options options_from_c(const gpufmm_tree_options_t* opt) {
   o.cube_given = opt->cube_given != 0;
   for (int k = 0; k < 3; ++k) o.cube_center[k] = opt->cube_center[k];
   o.cube_side = opt->cube_side;
-  require(opt->lists >= 0 && opt->lists <= GPUFMM_TREE_LISTS_ALL, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "options field 'lists' = ", opt->lists, " is not a mask of GPUFMM_TREE_LIST_BIT(0..3)");
-  o.lists = static_cast<unsigned>(opt->lists);
+  o.kind = static_cast<Kind>(opt->kind);
   return o;
 }
 
@@ -40,14 +38,18 @@ void validate_options(const Options& o) {
   require(o.l_max >= -1 && o.l_max <= kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'l_max' = ", o.l_max, " is not -1 (derive from s_max) or in 0..",
           kMaxLevel, " (GPUFMM_TREE_MAX_LEVEL)");
+  require(o.kind == Kind::Uniform || o.kind == Kind::Adaptive, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'kind' = ", static_cast<int>(o.kind),
+          " is not GPUFMM_TREE_UNIFORM or GPUFMM_TREE_ADAPTIVE");
+  require(o.kind == Kind::Uniform || o.l_max == -1, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'l_max' = ", o.l_max, " must be -1 for an adaptive tree (kind = "
+          "GPUFMM_TREE_ADAPTIVE): its depth follows from s_max and max_level");
   if (o.l_max == -1) {
     require(o.s_max >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 's_max' = ", o.s_max,
             " must be >= 1 when l_max = -1");
     require(o.max_level >= 0 && o.max_level <= kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
             "options field 'max_level' = ", o.max_level, " is not in 0..", kMaxLevel);
   }
-  require(o.lists <= 0xFu, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'lists' = ", o.lists,
-          " is not a mask of GPUFMM_TREE_LIST_BIT(0..3)");
   if (o.cube_given) {
     for (int k = 0; k < 3; ++k)
       require(std::isfinite(o.cube_center[k]), GPUFMM_ERROR_INVALID_ARGUMENT,
@@ -58,16 +60,16 @@ void validate_options(const Options& o) {
   }
 }
 
-// ---------------------------------------------------------------- Tree, Slab
+// ---------------------------------------------------------------- Memory, Slab
 
-Tree::Tree(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
+Memory::Memory(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
 
-Tree::~Tree() {
+Memory::~Memory() {
   for (void* p : blocks_) backend_free(ctx, p);
   ctx.children.fetch_sub(1);
 }
 
-void* Tree::allocate(size_t bytes, const char* what) {
+void* Memory::allocate(size_t bytes, const char* what) {
   if (bytes == 0) return nullptr;
   blocks_.reserve(blocks_.size() + 1);  // so that push_back cannot throw after the allocation
   void* p = backend_alloc(ctx, bytes, what);
@@ -75,17 +77,8 @@ void* Tree::allocate(size_t bytes, const char* what) {
   return p;
 }
 
-void Tree::release(void* p) noexcept {
-  if (!p) return;
-  auto it = std::find(blocks_.begin(), blocks_.end(), p);
-  if (it != blocks_.end()) {
-    blocks_.erase(it);
-    backend_free(ctx, p);
-  }
-}
-
-void Slab::allocate(Tree& tree, const char* what) {
-  char* base = static_cast<char*>(tree.allocate(bytes_, what));
+void Slab::allocate(Memory& memory, const char* what) {
+  char* base = static_cast<char*>(memory.allocate(bytes_, what));
   for (const Item& it : items_) *it.p = base ? base + it.offset : nullptr;
 }
 
@@ -118,7 +111,7 @@ void allocate_points(Tree& t) {
     slab.add(&ps.perm, ps.n);
     slab.add(&ps.iperm, ps.n);
   }
-  slab.allocate(t, "tree point arrays (keys, permutations)");
+  slab.allocate(t.memory, "tree point arrays (keys, permutations)");
 }
 
 void finish_levels(Tree& t, const LevelScan scans[2]) {
@@ -162,31 +155,31 @@ void allocate_boxes(Tree& t) {
     slab.add(&ps.child_offset, nb + 1);
     slab.add(&ps.point_begin, nb);
     slab.add(&ps.point_end, nb);
+    slab.add(&ps.bounds, nb);
+    slab.add(&ps.leaf, nb);
   }
-  const int64_t rows = t.receivers().nboxes;
-  for (int k = 0; k < kNumLists; ++k) {
-    List& l = t.lists[k];
-    l.built = (t.options.lists >> k) & 1u;
-    l.rows = l.built ? rows : 0;
-    l.nnz = 0;
-    if (l.built) slab.add(&l.offsets, rows + 1);
-  }
-  slab.allocate(t, "tree boxes and list offsets");
+  slab.allocate(t.memory, "tree boxes");
 }
 
-void allocate_lists(Tree& t, const int64_t nnz[kNumLists]) {
-  Slab slab;
-  for (int k = 0; k < kNumLists; ++k) {
-    List& l = t.lists[k];
-    if (!l.built) continue;
-    l.nnz = nnz[k];
-    slab.add(&l.index, l.nnz);
-    if (k != kNeighbors) {
-      slab.add(&l.cls, l.nnz);
-      slab.add(&l.eta, l.nnz);
-    }
+void finish_adaptive_levels(Tree& t) {
+  int deepest = 0;
+  for (int s = 0; s < (t.same_sets ? 1 : 2); ++s) {
+    const PointSet& ps = s == 0 ? t.src : t.recv_own;
+    deepest = std::max(deepest, static_cast<int>(ps.level_offset.size()) - 2);
   }
-  slab.allocate(t, "tree interaction lists");
+  t.l_max = deepest;
+  for (int s = 0; s < 2; ++s) {
+    PointSet& ps = s == 0 ? t.src : t.recv_own;
+    if (s == 1 && t.same_sets) {
+      ps.level_offset.clear();
+      ps.nboxes = 0;
+      continue;
+    }
+    const int64_t last = ps.level_offset.empty() ? 0 : ps.level_offset.back();
+    ps.level_offset.resize(static_cast<size_t>(t.l_max) + 2, last);
+    ps.nboxes = last;
+  }
+  check_box_counts(t);
 }
 
 }  // namespace detail
@@ -236,26 +229,21 @@ void download(const Tree& t, void* host, const void* src, size_t bytes) {
 }
 
 namespace {
-template <class T>
-std::vector<T> fetch(const Tree& t, const T* p, int64_t n) {
-  std::vector<T> v(static_cast<size_t>(n > 0 ? n : 0));
-  if (n > 0) download(t, v.data(), p, sizeof(T) * static_cast<size_t>(n));
-  return v;
-}
-
 HostPointSet host_set(const Tree& t, const PointSet& s) {
   HostPointSet h;
   h.n = s.n;
-  h.keys = fetch(t, s.keys, s.n);
-  h.perm = fetch(t, s.perm, s.n);
-  h.iperm = fetch(t, s.iperm, s.n);
+  h.keys = host_copy(t, s.keys, s.n);
+  h.perm = host_copy(t, s.perm, s.n);
+  h.iperm = host_copy(t, s.iperm, s.n);
   h.level_offset = s.level_offset;
-  h.box_key = fetch(t, s.box_key, s.nboxes);
-  h.parent = fetch(t, s.parent, s.nboxes);
-  h.child_offset = fetch(t, s.child_offset, s.nboxes + 1);
-  h.point_begin = fetch(t, s.point_begin, s.nboxes);
-  h.point_end = fetch(t, s.point_end, s.nboxes);
-  h.center = fetch(t, s.center, 3 * s.nboxes);
+  h.box_key = host_copy(t, s.box_key, s.nboxes);
+  h.parent = host_copy(t, s.parent, s.nboxes);
+  h.child_offset = host_copy(t, s.child_offset, s.nboxes + 1);
+  h.point_begin = host_copy(t, s.point_begin, s.nboxes);
+  h.point_end = host_copy(t, s.point_end, s.nboxes);
+  h.center = host_copy(t, s.center, 3 * s.nboxes);
+  h.bounds = host_copy(t, s.bounds, s.nboxes);
+  h.leaf = host_copy(t, s.leaf, s.nboxes);
   return h;
 }
 }  // namespace
@@ -267,61 +255,26 @@ HostTree to_host(const Tree& t) {
   h.cube = t.cube;
   h.src = host_set(t, t.src);
   h.recv = t.same_sets ? h.src : host_set(t, t.recv_own);
-  for (int k = 0; k < kNumLists; ++k) {
-    const List& l = t.lists[k];
-    HostList& o = h.lists[k];
-    o.built = l.built;
-    if (!l.built) continue;
-    o.offsets = fetch(t, l.offsets, l.rows + 1);
-    o.index = fetch(t, l.index, l.nnz);
-    if (k != kNeighbors) {
-      o.cls = fetch(t, l.cls, l.nnz);
-      o.eta = fetch(t, l.eta, l.nnz);
-    }
-  }
   return h;
 }
 
 // ---------------------------------------------------------------- statistics
 
 namespace {
-void list_levels(int list, int l_max, int& lo, int& hi) {
-  lo = 0;
-  hi = l_max;
-  if (list == kM2L || list == kType1) lo = 2;
-  if (list == kType2) {
-    lo = 1;
-    hi = l_max - 1;
-  }
-}
-
-void add_row(gpufmm_tree_list_stats_t& s, int64_t len) {
-  if (s.rows == 0) {
-    s.min = s.max = len;
-  } else {
-    s.min = std::min(s.min, len);
-    s.max = std::max(s.max, len);
-  }
-  s.rows += 1;
-  s.entries += len;
-}
-
-void finish(gpufmm_tree_list_stats_t& s) {
-  s.mean = s.rows > 0 ? static_cast<double>(s.entries) / static_cast<double>(s.rows) : 0.0;
-}
-
 void leaf_stats(const Tree& t, const PointSet& s, int64_t& mn, int64_t& mx, double& mean) {
   mn = mx = 0;
   mean = 0;
   if (s.n == 0 || s.nboxes == 0) return;
-  const int64_t lo = s.level_offset[t.l_max], nl = s.boxes_at(t.l_max);
-  std::vector<int32_t> b = fetch(t, s.point_begin + lo, nl), e = fetch(t, s.point_end + lo, nl);
-  int64_t sum = 0;
-  for (int64_t i = 0; i < nl; ++i) {
+  const std::vector<int32_t> b = host_copy(t, s.point_begin, s.nboxes), e = host_copy(t, s.point_end, s.nboxes);
+  const std::vector<uint8_t> leaf = host_copy(t, s.leaf, s.nboxes);
+  int64_t sum = 0, nl = 0;
+  for (int64_t i = 0; i < s.nboxes; ++i) {
+    if (!leaf[i]) continue;
     const int64_t c = e[i] - b[i];
-    mn = i == 0 ? c : std::min(mn, c);
-    mx = i == 0 ? c : std::max(mx, c);
+    mn = nl == 0 ? c : std::min(mn, c);
+    mx = nl == 0 ? c : std::max(mx, c);
     sum += c;
+    ++nl;
   }
   mean = static_cast<double>(sum) / static_cast<double>(nl);
 }
@@ -346,31 +299,10 @@ gpufmm_tree_stats_t compute_stats(const Tree& t) {
   st.total_receiver_boxes = r.nboxes;
   leaf_stats(t, t.src, st.source_leaf_min, st.source_leaf_max, st.source_leaf_mean);
   leaf_stats(t, r, st.receiver_leaf_min, st.receiver_leaf_max, st.receiver_leaf_mean);
-
-  for (int k = 0; k < kNumLists; ++k) {
-    const List& l = t.lists[k];
-    if (!l.built) continue;
-    st.lists[k].built = 1;
-    std::vector<int64_t> off = fetch(t, l.offsets, l.rows + 1);
-    int lo, hi;
-    list_levels(k, t.l_max, lo, hi);
-    for (int lev = 0; lev <= t.l_max; ++lev) {
-      gpufmm_tree_list_stats_t& ls = st.list_levels[k][lev];
-      ls.built = 1;
-      for (int64_t row = r.level_offset[lev]; row < r.level_offset[lev + 1]; ++row) {
-        const int64_t len = off[row + 1] - off[row];
-        add_row(ls, len);
-        if (lev >= lo && lev <= hi) add_row(st.lists[k], len);
-      }
-      finish(ls);
-    }
-    finish(st.lists[k]);
-  }
   st.time_upload = t.timings.upload;
   st.time_keys = t.timings.keys;
   st.time_sort = t.timings.sort;
   st.time_hierarchy = t.timings.hierarchy;
-  st.time_lists = t.timings.lists;
   st.time_total = t.timings.total;
   return st;
 }

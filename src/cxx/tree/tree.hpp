@@ -1,15 +1,13 @@
-// The octree of gpufmm (issue 3): Morton-ordered points, the hierarchy of
-// non-empty source and receiver boxes on levels 0..l_max, and CSR lists
-// (neighbours, the standard M2L list, and the modified stencil of papers/000
-// sec. 2.2.3: type-1 to the box, type-2 to the parent).
+// The octree of gpufmm (issue 3): Morton-ordered points and the hierarchy of
+// non-empty source and receiver boxes on levels 0..l_max. The interaction
+// lists over a tree are built apart from it (lists/lists.hpp).
 //
 // A Tree's arrays live in its context's memory: host memory for a CPU
 // context, device memory for a GPU context. Counts and level offsets are
 // always on the host. to_host() copies a tree of either backend into plain
 // std::vectors (for comparison, statistics and the C accessors).
 //
-// Layout and conventions are documented in docs/tree.md; the class codes of
-// the M2L entries in tree/stencil.hpp.
+// Layout and conventions are documented in docs/tree.md.
 #pragma once
 
 #include <array>
@@ -20,21 +18,22 @@
 
 #include "core/context.hpp"
 #include "gpufmm.h"
+#include "tree/hierarchy.hpp"
 #include "tree/morton.hpp"
 
 namespace gpufmm {
 namespace tree {
 
-enum ListId { kNeighbors = 0, kM2L = 1, kType1 = 2, kType2 = 3, kNumLists = 4 };
+enum class Kind { Uniform = 0, Adaptive = 1 };
 
 struct Options {
+  Kind kind = Kind::Uniform;  // Adaptive: split boxes with more than s_max points
   int l_max = -1;          // >= 0: this depth; -1: derived from s_max
   int s_max = 64;          // points per finest box (when l_max == -1)
   int max_level = kMaxLevel;  // cap on the derived depth
   bool cube_given = false;
   double cube_center[3] = {0, 0, 0};
   double cube_side = 0;
-  unsigned lists = 0xFu;   // bit k builds ListId k
 };
 
 // Converts and validates the C options (NULL = defaults); throws
@@ -58,56 +57,53 @@ struct PointSet {
   int32_t* point_begin = nullptr;   // [nboxes] sorted points of b: [point_begin[b], point_end[b])
   int32_t* point_end = nullptr;     // [nboxes]
   double* center = nullptr;         // [3 * nboxes] box centres, xyz of box b at 3b
+  Bounds* bounds = nullptr;         // [nboxes] tight bounding box of the box's points
+  uint8_t* leaf = nullptr;          // [nboxes] 1: the box has no children
 
   int64_t boxes_at(int level) const {
     return level_offset[level + 1] - level_offset[level];
   }
 };
 
-// A CSR list: one row per receiver box (global receiver index), entries are
-// global source-box indices, ascending within a row. M2L lists also carry a
-// translation class and the ratio eta (eq. 20) per entry.
-struct List {
-  bool built = false;
-  int64_t rows = 0;
-  int64_t nnz = 0;
-  int64_t* offsets = nullptr;  // [rows + 1]
-  int32_t* index = nullptr;    // [nnz]
-  int32_t* cls = nullptr;      // [nnz] M2L lists only
-  double* eta = nullptr;       // [nnz] M2L lists only
+struct Timings {
+  double upload = 0, keys = 0, sort = 0, hierarchy = 0, total = 0;  // seconds
 };
 
-struct Timings {
-  double upload = 0, keys = 0, sort = 0, hierarchy = 0, lists = 0, total = 0;  // seconds
+// Memory in a context (host memory for a CPU context, device memory for a
+// GPU one), freed with its owner. It holds the context: a context with live
+// memory refuses destruction.
+class Memory {
+ public:
+  explicit Memory(Context& ctx);
+  ~Memory();
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+  void* allocate(size_t bytes, const char* what);
+  Context& ctx;
+
+ private:
+  std::vector<void*> blocks_;
 };
 
 class Tree {
  public:
-  explicit Tree(Context& ctx);
-  ~Tree();
+  explicit Tree(Context& c) : ctx(c), memory(c) {}
   Tree(const Tree&) = delete;
   Tree& operator=(const Tree&) = delete;
 
   Context& ctx;
+  Memory memory;
   bool same_sets = false;  // receivers are the sources (recv aliases src)
   int l_max = 0;
   Cube cube{};
   Options options;
   PointSet src;
   PointSet recv_own;       // used only when !same_sets
-  std::array<List, kNumLists> lists;
   Timings timings;
 
   const PointSet& receivers() const { return same_sets ? src : recv_own; }
   PointSet& receivers() { return same_sets ? src : recv_own; }
   const PointSet& set(int which) const { return which == 0 ? src : receivers(); }
-
-  // Memory in the context, freed with the tree.
-  void* allocate(size_t bytes, const char* what);
-  void release(void* p) noexcept;
-
- private:
-  std::vector<void*> blocks_;
 };
 
 // Carves many arrays out of one allocation (fewer cudaMalloc calls).
@@ -118,8 +114,8 @@ class Slab {
     items_.push_back({reinterpret_cast<void**>(p), bytes_});
     bytes_ += round_up(static_cast<size_t>(count > 0 ? count : 0) * sizeof(T));
   }
-  // Allocates (as part of `tree`) and assigns every registered pointer.
-  void allocate(Tree& tree, const char* what);
+  // Allocates (in `memory`) and assigns every registered pointer.
+  void allocate(Memory& memory, const char* what);
   size_t bytes() const { return bytes_; }
 
  private:
@@ -158,10 +154,10 @@ struct LevelScan {
 void allocate_points(Tree& t);  // keys, perm, iperm of both sets
 // Sets l_max (derived when options.l_max == -1), level offsets and box counts.
 void finish_levels(Tree& t, const LevelScan scans[2]);
-// Box arrays of both sets and the offsets of every requested list.
+// Box arrays of both sets.
 void allocate_boxes(Tree& t);
-// Entries of every requested list (nnz[k] for list k).
-void allocate_lists(Tree& t, const int64_t nnz[kNumLists]);
+// Adaptive trees: sets l_max from the sets' level offsets (already filled).
+void finish_adaptive_levels(Tree& t);
 }  // namespace detail
 
 // ---------------------------------------------------------------- host copies
@@ -173,14 +169,9 @@ struct HostPointSet {
   std::vector<uint64_t> box_key;
   std::vector<int32_t> parent, child_offset, point_begin, point_end;
   std::vector<double> center;
+  std::vector<Bounds> bounds;
+  std::vector<uint8_t> leaf;
   int64_t nboxes() const { return static_cast<int64_t>(box_key.size()); }
-};
-
-struct HostList {
-  bool built = false;
-  std::vector<int64_t> offsets;
-  std::vector<int32_t> index, cls;
-  std::vector<double> eta;
 };
 
 struct HostTree {
@@ -188,30 +179,25 @@ struct HostTree {
   int l_max = 0;
   Cube cube{};
   HostPointSet src, recv;  // recv is a copy of src when same_sets
-  std::array<HostList, kNumLists> lists;
 };
 
 HostTree to_host(const Tree& t);
 
-// Copies n elements of a tree array (in the tree's context memory) to host.
+// Copies `bytes` of an array in the tree's context memory (a tree array, or
+// one of its lists) to host memory.
 void download(const Tree& t, void* host, const void* src, size_t bytes);
 
-// Statistics (computed on demand; downloads only offsets and leaf ranges).
+// Copies n elements of an array in the tree's context memory to a host vector.
+template <class T>
+std::vector<T> host_copy(const Tree& t, const T* p, int64_t n) {
+  std::vector<T> v(static_cast<size_t>(n > 0 ? n : 0));
+  if (n > 0) download(t, v.data(), p, sizeof(T) * static_cast<size_t>(n));
+  return v;
+}
+
+// Statistics of the tree's points and boxes (downloads only leaf ranges);
+// the list fields are left zero (lists::add_stats fills them).
 gpufmm_tree_stats_t compute_stats(const Tree& t);
 
 }  // namespace tree
-}  // namespace gpufmm
-
-// The object behind gpufmm_tree_t.
-struct gpufmm_tree_s {
-  std::unique_ptr<gpufmm::tree::Tree> tree;
-  std::mutex mutex;  // guards the cached statistics
-  bool have_stats = false;
-  gpufmm_tree_stats_t stats{};
-};
-
-namespace gpufmm {
-inline gpufmm_tree_s* checked_tree(gpufmm_tree_t t, const char* argname = "tree") {
-  return checked_handle(t, HandleKind::TreePlan, argname);
-}
 }  // namespace gpufmm

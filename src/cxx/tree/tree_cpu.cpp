@@ -1,9 +1,7 @@
 // The OpenMP tree builder: parallel validation and keys, a parallel stable
-// LSD radix sort, the hierarchy from the sorted keys, and the lists built per
-// receiver box in parallel (neighbours by search in the sorted box keys of the
-// level, then count, scan, fill without search). It produces exactly what the
-// CUDA builder produces (src/cuda/tree/tree_build.cu): the same keys, boxes and
-// lists, bit for bit.
+// LSD radix sort and the hierarchy from the sorted keys. It produces exactly
+// what the CUDA builder produces (src/cuda/tree/tree_build.cu): the same keys
+// and boxes, bit for bit.
 #include <omp.h>
 
 #include <algorithm>
@@ -13,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "tree/stencil.hpp"
+#include "tree/parallel.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm {
@@ -24,16 +22,6 @@ namespace {
 
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
 
-inline int64_t chunk_begin(int64_t n, int t, int nt) { return n * t / nt; }
-
-// Threads for a loop of n cheap iterations (avoid waking a team for tiny n).
-inline int team_for(int64_t n) {
-  const int64_t per = 16384;
-  const int64_t want = (n + per - 1) / per;
-  const int maxt = omp_get_max_threads();
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, maxt)));
-}
-
 int64_t first_nonfinite(const double* p, int64_t n) {
   int64_t first = kNone;
 #pragma omp parallel for reduction(min : first) num_threads(team_for(n)) schedule(static)
@@ -42,22 +30,6 @@ int64_t first_nonfinite(const double* p, int64_t n) {
       first = std::min(first, i);
   }
   return first;
-}
-
-void bounding_box(const double* p, int64_t n, double lo[3], double hi[3]) {
-  double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
-#pragma omp parallel for reduction(min : lx, ly, lz) reduction(max : hx, hy, hz) \
-    num_threads(team_for(n)) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    lx = std::min(lx, p[3 * i]);
-    ly = std::min(ly, p[3 * i + 1]);
-    lz = std::min(lz, p[3 * i + 2]);
-    hx = std::max(hx, p[3 * i]);
-    hy = std::max(hy, p[3 * i + 1]);
-    hz = std::max(hz, p[3 * i + 2]);
-  }
-  lo[0] = lx; lo[1] = ly; lo[2] = lz;
-  hi[0] = hx; hi[1] = hy; hi[2] = hz;
 }
 
 // keys[i] = key of point i, vals[i] = i; returns the first point outside the
@@ -163,71 +135,17 @@ LevelScan scan_levels(const uint64_t* k, int64_t n, int s_max) {
   return r;
 }
 
-// Indices i in [0, n) with pred(i), ascending, written to out (which must
-// have room); returns their number.
-template <class Pred>
-int64_t parallel_select(int64_t n, Pred pred, int32_t* out) {
-  const int team = team_for(n);
-  std::vector<int64_t> counts(static_cast<size_t>(team) + 1, 0);
-  int64_t total = 0;
-#pragma omp parallel num_threads(team)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t b = chunk_begin(n, t, nt), e = chunk_begin(n, t + 1, nt);
-    int64_t c = 0;
-    for (int64_t i = b; i < e; ++i) c += pred(i) ? 1 : 0;
-    counts[static_cast<size_t>(t) + 1] = c;
-#pragma omp barrier
-#pragma omp single
-    {
-      for (int u = 0; u < nt; ++u) counts[static_cast<size_t>(u) + 1] += counts[static_cast<size_t>(u)];
-      total = counts[static_cast<size_t>(nt)];
-    }
-    int64_t pos = counts[static_cast<size_t>(t)];
-    for (int64_t i = b; i < e; ++i)
-      if (pred(i)) out[pos++] = static_cast<int32_t>(i);
-  }
-  return total;
-}
-
-// In-place exclusive scan of a[0..n) (a[n-1] is expected to be a 0 pad when
-// the result is used as CSR offsets); returns the total.
-int64_t exclusive_scan(int64_t* a, int64_t n) {
-  const int team = team_for(n);
-  std::vector<int64_t> part(static_cast<size_t>(team) + 1, 0);
-#pragma omp parallel num_threads(team)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t b = chunk_begin(n, t, nt), e = chunk_begin(n, t + 1, nt);
-    int64_t s = 0;
-    for (int64_t i = b; i < e; ++i) s += a[i];
-    part[static_cast<size_t>(t) + 1] = s;
-#pragma omp barrier
-#pragma omp single
-    for (int u = 0; u < nt; ++u) part[static_cast<size_t>(u) + 1] += part[static_cast<size_t>(u)];
-    int64_t run = part[static_cast<size_t>(t)];
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t v = a[i];
-      a[i] = run;
-      run += v;
-    }
-  }
-  return n > 0 ? a[n - 1] : 0;
-}
-
 void require_count(int64_t got, int64_t expected, const char* what) {
   require(got == expected, GPUFMM_ERROR_INTERNAL, "tree build: ", what, " count ", got,
           " differs from the expected ", expected);
 }
 
-// Boxes of every level of one set, from its sorted keys.
+// Boxes of every level of one set of a uniform tree, from its sorted keys:
+// keys, point ranges, parents (finish_boxes adds the rest).
 void build_boxes(Tree& t, PointSet& ps) {
   const int L = t.l_max;
-  const int64_t n = ps.n, nb = ps.nboxes;
-  if (n == 0) {
-    ps.child_offset[0] = 0;
-    return;
-  }
+  const int64_t n = ps.n;
+  if (n == 0) return;
   const std::vector<int64_t>& off = ps.level_offset;
   std::vector<int32_t> starts(static_cast<size_t>(std::max<int64_t>(n, 1)));
   {
@@ -243,7 +161,6 @@ void build_boxes(Tree& t, PointSet& ps) {
       ps.box_key[o + j] = k[s] >> sh;
       ps.point_begin[o + j] = s;
       ps.point_end[o + j] = j + 1 < nl ? starts[j + 1] : static_cast<int32_t>(n);
-      ps.child_offset[o + j] = static_cast<int32_t>(nb);
     }
   }
   for (int l = L - 1; l >= 0; --l) {
@@ -258,230 +175,106 @@ void build_boxes(Tree& t, PointSet& ps) {
       ps.box_key[po + p] = ck[cb] >> 3;
       ps.point_begin[po + p] = ps.point_begin[co + cb];
       ps.point_end[po + p] = ps.point_end[co + ce - 1];
-      ps.child_offset[po + p] = static_cast<int32_t>(co + cb);
       for (int64_t c = cb; c < ce; ++c) ps.parent[co + c] = static_cast<int32_t>(po + p);
     }
   }
   ps.parent[0] = -1;
+}
+
+// One level of an adaptive set, held until the box counts are known.
+struct LevelBoxes {
+  std::vector<uint64_t> key;
+  std::vector<int32_t> begin, end, parent;  // parent: global index
+};
+
+// The levels of one set of an adaptive tree: level 0 is the root; the boxes
+// of level l+1 are the children of the level-l boxes holding more than s_max
+// points (AdaptiveStart), up to max_level. Sets the level offsets.
+std::vector<LevelBoxes> adaptive_levels(const Tree& t, PointSet& ps) {
+  std::vector<LevelBoxes> lv;
+  ps.level_offset.assign(1, 0);
+  const int64_t n = ps.n;
+  if (n == 0) return lv;
+  lv.push_back({{0}, {0}, {static_cast<int32_t>(n)}, {-1}});
+  ps.level_offset.push_back(1);
+  std::vector<int32_t> starts(static_cast<size_t>(n));
+  for (int l = 0; l < t.options.max_level; ++l) {
+    const LevelBoxes& cur = lv.back();
+    const AdaptiveStart a{ps.keys, cur.key.data(), cur.begin.data(), cur.end.data(),
+                          static_cast<int64_t>(cur.key.size()), l, t.options.s_max};
+    const int64_t m = parallel_select(n, a, starts.data());
+    if (m == 0) break;
+    LevelBoxes next;
+    next.key.resize(static_cast<size_t>(m));
+    next.begin.resize(static_cast<size_t>(m));
+    next.end.resize(static_cast<size_t>(m));
+    next.parent.resize(static_cast<size_t>(m));
+    const int64_t po = ps.level_offset[static_cast<size_t>(l)];
+    const int sh = level_shift(l + 1);
+#pragma omp parallel for num_threads(team_for(m)) schedule(static)
+    for (int64_t j = 0; j < m; ++j) {
+      const int32_t s = starts[j], p = a.parent_of(s);
+      const int32_t stop = j + 1 < m ? starts[j + 1] : static_cast<int32_t>(n);
+      next.key[j] = ps.keys[s] >> sh;
+      next.begin[j] = s;
+      next.end[j] = std::min(stop, cur.end[p]);
+      next.parent[j] = static_cast<int32_t>(po + p);
+    }
+    lv.push_back(std::move(next));
+    ps.level_offset.push_back(ps.level_offset.back() + m);
+  }
+  ps.nboxes = ps.level_offset.back();
+  return lv;
+}
+
+// Copies the levels of an adaptive set into its (allocated) box arrays.
+void store_levels(PointSet& ps, const std::vector<LevelBoxes>& lv) {
+  for (size_t l = 0; l < lv.size(); ++l) {
+    const int64_t o = ps.level_offset[l];
+    std::copy(lv[l].key.begin(), lv[l].key.end(), ps.box_key + o);
+    std::copy(lv[l].begin.begin(), lv[l].begin.end(), ps.point_begin + o);
+    std::copy(lv[l].end.begin(), lv[l].end.end(), ps.point_end + o);
+    std::copy(lv[l].parent.begin(), lv[l].parent.end(), ps.parent + o);
+  }
+}
+
+// Child ranges, leaf flags, centres and tight bounds of every box of one set
+// (both kinds of tree), from keys, point ranges and parents.
+void finish_boxes(const Tree& t, PointSet& ps, const double* xyz) {
+  const int64_t nb = ps.nboxes;
+  const int L = t.l_max;
+  const std::vector<int64_t>& off = ps.level_offset;
   ps.child_offset[nb] = static_cast<int32_t>(nb);
   const Cube q = t.cube;
 #pragma omp parallel for num_threads(team_for(nb)) schedule(static)
   for (int64_t b = 0; b < nb; ++b) {
     const int l = static_cast<int>(std::upper_bound(off.begin(), off.end(), b) - off.begin()) - 1;
+    const int64_t on = off[std::min(l + 1, L + 1)], nn = l < L ? off[l + 2] - on : 0;
+    const int32_t cb = first_child(ps.parent, on, nn, static_cast<int32_t>(b)),
+                  ce = first_child(ps.parent, on, nn, static_cast<int32_t>(b + 1));
+    ps.child_offset[b] = cb;
+    ps.leaf[b] = cb == ce ? 1 : 0;
     int32_t x, y, z;
     morton_decode(ps.box_key[b], x, y, z);
     ps.center[3 * b] = box_center(q, 0, l, x);
     ps.center[3 * b + 1] = box_center(q, 1, l, y);
     ps.center[3 * b + 2] = box_center(q, 2, l, z);
   }
-}
-
-// ---------------------------------------------------------------- lists
-//
-// Two passes over the receiver boxes. Pass A finds the (<= 27) same-level
-// source neighbours of every receiver box: the candidate keys are sorted and
-// looked up with galloping searches in the level's sorted source keys, so the
-// found indices come out ascending. Pass B needs no search: the M2L and type-1
-// candidates of box b are the children of the neighbours of b's parent (a
-// receiver box whose pass-A row is at hand), the type-2 candidates of b the
-// children of b's own neighbours; children of a box are contiguous and the
-// neighbour rows ascending, so every row comes out sorted. Pass B runs twice:
-// counting the row lengths, then (after the offsets are scanned) filling.
-
-// First index i >= from with keys[i] >= key (keys ascending, n entries).
-inline int64_t gallop_lower_bound(const uint64_t* keys, int64_t from, int64_t n, uint64_t key) {
-  int64_t lo = from, hi = from, step = 1;
-  while (hi < n && keys[hi] < key) {
-    lo = hi + 1;
-    hi += step;
-    step <<= 1;
-  }
-  if (hi > n) hi = n;
-  return std::lower_bound(keys + lo, keys + hi, key) - keys;
-}
-
-// Ascending global indices of the source boxes at `level` (keys
-// key[off .. off+n)) touching the box (x, y, z); returns their number.
-int find_neighbours(const uint64_t* key, int64_t off, int64_t n, int level, int32_t x, int32_t y,
-                    int32_t z, int32_t out[27]) {
-  if (n == 0) return 0;
-  const int32_t lim = static_cast<int32_t>(1u << level);
-  uint64_t want[27];
-  int m = 0;
-  for (int k = 0; k < 27; ++k) {
-    int dx, dy, dz;
-    stencil27(k, dx, dy, dz);
-    const int32_t a = x + dx, b = y + dy, c = z + dz;
-    if (a < 0 || b < 0 || c < 0 || a >= lim || b >= lim || c >= lim) continue;
-    const uint64_t kk = morton_encode(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
-                                      static_cast<uint32_t>(c));
-    int i = m++;
-    while (i > 0 && want[i - 1] > kk) {
-      want[i] = want[i - 1];
-      --i;
-    }
-    want[i] = kk;
-  }
-  const uint64_t* lk = key + off;
-  int found = 0;
-  int64_t pos = 0;
-  for (int i = 0; i < m && pos < n; ++i) {
-    pos = gallop_lower_bound(lk, pos, n, want[i]);
-    if (pos < n && lk[pos] == want[i]) out[found++] = static_cast<int32_t>(off + pos);
-  }
-  return found;
-}
-
-// eta per class code, computed once with the shared host/device formulas.
-const std::vector<double>& eta_table() {
-  static const std::vector<double> table = [] {
-    std::vector<double> t(kNumClasses, 0.0);
-    for (int c = 0; c < kNumClasses; ++c) {
-      bool tp;
-      double off[3], eta;
-      if (decode_class(c, tp, off, eta)) t[static_cast<size_t>(c)] = eta;
-    }
-    return t;
-  }();
-  return table;
-}
-
-struct ListContext {
-  const PointSet* R;
-  const PointSet* S;
-  const int32_t* nb;  // [rows * 27] pass-A neighbours
-  const uint8_t* nn;  // [rows] their number
-  int L;
-  bool want[kNumLists];
-};
-
-// Enumerates the M2L, type-1 and type-2 entries of receiver row r at level l
-// (coordinates x, y, z) in ascending source order: emit(list, source, class).
-template <class Emit>
-inline void row_far_entries(const ListContext& c, int64_t r, int l, int32_t x, int32_t y,
-                            int32_t z, Emit&& emit) {
-  const PointSet& S = *c.S;
-  if ((c.want[kM2L] || c.want[kType1]) && l >= 1) {
-    const int32_t P = c.R->parent[r];
-    const int32_t px = x >> 1, py = y >> 1, pz = z >> 1;
-    const int32_t* par = c.nb + static_cast<size_t>(P) * 27;
-    for (int i = 0; i < c.nn[P]; ++i) {
-      const int32_t q = par[i];
-      int32_t qx, qy, qz;
-      morton_decode(S.box_key[q], qx, qy, qz);
-      for (int32_t ch = S.child_offset[q]; ch < S.child_offset[q + 1]; ++ch) {
-        const uint32_t o = static_cast<uint32_t>(S.box_key[ch] & 7u);  // octant within q
-        const int32_t cx = 2 * qx + static_cast<int32_t>(o & 1u),
-                      cy = 2 * qy + static_cast<int32_t>((o >> 1) & 1u),
-                      cz = 2 * qz + static_cast<int32_t>((o >> 2) & 1u);
-        const int dx = cx - x, dy = cy - y, dz = cz - z;
-        if (adjacent(dx, dy, dz)) continue;
-        const int32_t cls = same_level_class(dx, dy, dz);
-        if (c.want[kM2L]) emit(kM2L, ch, cls);
-        if (c.want[kType1] &&
-            !is_type2(parent_offset2(cx, px), parent_offset2(cy, py), parent_offset2(cz, pz)))
-          emit(kType1, ch, cls);
+  // Bounds, finest level first: a leaf from its points, a parent from its children.
+  const PointBounds pt{xyz, ps.perm};
+  for (int l = L; l >= 0; --l) {
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t b = off[l]; b < off[l + 1]; ++b) {
+      Bounds r;
+      if (ps.leaf[b]) {
+        r = pt(ps.point_begin[b]);
+        for (int64_t i = ps.point_begin[b] + 1; i < ps.point_end[b]; ++i) r = bounds_merge(r, pt(i));
+      } else {
+        r = ps.bounds[ps.child_offset[b]];
+        for (int32_t c = ps.child_offset[b] + 1; c < ps.child_offset[b + 1]; ++c) r = bounds_merge(r, ps.bounds[c]);
       }
+      ps.bounds[b] = r;
     }
-  }
-  if (c.want[kType2] && l < c.L) {
-    const int32_t* own = c.nb + static_cast<size_t>(r) * 27;
-    for (int i = 0; i < c.nn[r]; ++i) {
-      const int32_t q = own[i];
-      int32_t qx, qy, qz;
-      morton_decode(S.box_key[q], qx, qy, qz);
-      for (int32_t ch = S.child_offset[q]; ch < S.child_offset[q + 1]; ++ch) {
-        const uint32_t o = static_cast<uint32_t>(S.box_key[ch] & 7u);
-        const int ex = parent_offset2(2 * qx + static_cast<int32_t>(o & 1u), x),
-                  ey = parent_offset2(2 * qy + static_cast<int32_t>((o >> 1) & 1u), y),
-                  ez = parent_offset2(2 * qz + static_cast<int32_t>((o >> 2) & 1u), z);
-        if (is_type2(ex, ey, ez)) emit(kType2, ch, parent_class(ex, ey, ez));
-      }
-    }
-  }
-}
-
-void build_lists(Tree& t) {
-  const PointSet& R = t.receivers();
-  const PointSet& S = t.src;
-  const int64_t rows = R.nboxes;
-  const int L = t.l_max;
-  ListContext lc;
-  unsigned want = 0;
-  for (int k = 0; k < kNumLists; ++k) {
-    lc.want[k] = t.lists[k].built;
-    if (lc.want[k]) want |= 1u << k;
-  }
-  int64_t nnz[kNumLists] = {0, 0, 0, 0};
-  if (want == 0 || rows == 0 || S.nboxes == 0) {
-    for (int k = 0; k < kNumLists; ++k)
-      if (t.lists[k].built) std::fill(t.lists[k].offsets, t.lists[k].offsets + rows + 1, 0);
-    allocate_lists(t, nnz);
-    return;
-  }
-  const int64_t* roff = R.level_offset.data();
-  const int64_t* soff = S.level_offset.data();
-  auto level_of = [&](int64_t r) {
-    return static_cast<int>(std::upper_bound(roff, roff + L + 2, r) - roff) - 1;
-  };
-
-  // Pass A: neighbours of every receiver box.
-  std::vector<int32_t> nb(static_cast<size_t>(rows) * 27);
-  std::vector<uint8_t> nn(static_cast<size_t>(rows));
-#pragma omp parallel for schedule(dynamic, 512)
-  for (int64_t r = 0; r < rows; ++r) {
-    const int l = level_of(r);
-    int32_t x, y, z;
-    morton_decode(R.box_key[r], x, y, z);
-    nn[r] = static_cast<uint8_t>(find_neighbours(S.box_key, soff[l], soff[l + 1] - soff[l], l, x, y,
-                                                 z, &nb[static_cast<size_t>(r) * 27]));
-  }
-  lc.R = &R;
-  lc.S = &S;
-  lc.nb = nb.data();
-  lc.nn = nn.data();
-  lc.L = L;
-
-  // Pass B: count the far-field entries per row, scan, then fill.
-  int64_t* const off[kNumLists] = {t.lists[0].offsets, t.lists[1].offsets, t.lists[2].offsets,
-                                   t.lists[3].offsets};
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t r = 0; r < rows; ++r) {
-    const int l = level_of(r);
-    int32_t x, y, z;
-    morton_decode(R.box_key[r], x, y, z);
-    int64_t cnt[kNumLists] = {nn[r], 0, 0, 0};
-    row_far_entries(lc, r, l, x, y, z, [&](int k, int32_t, int32_t) { ++cnt[k]; });
-    for (int k = 0; k < kNumLists; ++k)
-      if (lc.want[k]) off[k][r] = cnt[k];
-  }
-  for (int k = 0; k < kNumLists; ++k) {
-    if (!t.lists[k].built) continue;
-    off[k][rows] = 0;
-    nnz[k] = exclusive_scan(off[k], rows + 1);
-  }
-  allocate_lists(t, nnz);
-  const double* eta = eta_table().data();
-  int32_t* const idx[kNumLists] = {t.lists[0].index, t.lists[1].index, t.lists[2].index,
-                                   t.lists[3].index};
-  int32_t* const cls[kNumLists] = {nullptr, t.lists[1].cls, t.lists[2].cls, t.lists[3].cls};
-  double* const et[kNumLists] = {nullptr, t.lists[1].eta, t.lists[2].eta, t.lists[3].eta};
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t r = 0; r < rows; ++r) {
-    const int l = level_of(r);
-    int32_t x, y, z;
-    morton_decode(R.box_key[r], x, y, z);
-    int64_t pos[kNumLists];
-    for (int k = 0; k < kNumLists; ++k) pos[k] = lc.want[k] ? off[k][r] : 0;
-    if (lc.want[kNeighbors])
-      std::copy(&nb[static_cast<size_t>(r) * 27], &nb[static_cast<size_t>(r) * 27] + nn[r],
-                idx[kNeighbors] + pos[kNeighbors]);
-    row_far_entries(lc, r, l, x, y, z, [&](int k, int32_t s, int32_t c) {
-      const int64_t p = pos[k]++;
-      idx[k][p] = s;
-      cls[k][p] = c;
-      et[k][p] = eta[c];
-    });
   }
 }
 
@@ -534,24 +327,30 @@ void build_cpu(Tree& t, const double* src, const double* recv) {
   t.timings.sort = t0 - t1;
 
   // ---- hierarchy
-  LevelScan scans[2];
-  for (int s = 0; s < 2; ++s) {
-    if (s < nsets) {
-      scans[s] = scan_levels(sets[s]->keys, sets[s]->n, t.options.l_max < 0 ? t.options.s_max : 0);
-    } else {
-      std::fill(scans[s].hist, scans[s].hist + kMaxLevel + 1, 0);
-      scans[s].cmax = -1;
+  if (t.options.kind == Kind::Adaptive) {
+    std::vector<LevelBoxes> lv[2];
+    for (int s = 0; s < nsets; ++s) lv[s] = adaptive_levels(t, *sets[s]);
+    finish_adaptive_levels(t);
+    allocate_boxes(t);
+    for (int s = 0; s < nsets; ++s) store_levels(*sets[s], lv[s]);
+  } else {
+    LevelScan scans[2];
+    for (int s = 0; s < 2; ++s) {
+      if (s < nsets) {
+        scans[s] = scan_levels(sets[s]->keys, sets[s]->n, t.options.l_max < 0 ? t.options.s_max : 0);
+      } else {
+        std::fill(scans[s].hist, scans[s].hist + kMaxLevel + 1, 0);
+        scans[s].cmax = -1;
+      }
     }
+    finish_levels(t, scans);
+    allocate_boxes(t);
+    for (int s = 0; s < nsets; ++s) build_boxes(t, *sets[s]);
   }
-  finish_levels(t, scans);
-  allocate_boxes(t);
-  for (int s = 0; s < nsets; ++s) build_boxes(t, *sets[s]);
+  for (int s = 0; s < nsets; ++s) finish_boxes(t, *sets[s], coords[s]);
   t1 = omp_get_wtime();
   t.timings.hierarchy = t1 - t0;
 
-  // ---- lists
-  build_lists(t);
-  t.timings.lists = omp_get_wtime() - t1;
 }
 
 }  // namespace detail

@@ -31,6 +31,7 @@
 
 #include "cuda/fmm/laplace/kernels.cuh"
 #include "cuda/fmm/laplace/m2l_group.cuh"
+#include "cuda/nearfield/p2p.cuh"
 #include "fmm/laplace/gpu.hpp"
 #include "tree/tree.hpp"
 
@@ -44,6 +45,7 @@ using gpufmm::cuda::check_launch;
 using gpufmm::cuda::clear_last_error;
 using gpufmm::cuda::StreamBuffer;
 using gpufmm::cuda::stream_of;
+namespace nf = gpufmm::nearfield::cuda;
 
 namespace {
 
@@ -274,7 +276,7 @@ DevSet dev_set(const tree::PointSet& s) {
   return d;
 }
 
-DevList dev_list(const tree::List& l) {
+DevList dev_list(const lists::List& l) {
   DevList d;
   d.offsets = l.offsets;
   d.index = l.index;
@@ -440,11 +442,11 @@ struct Eval {
       m2l_grouped_lanes<8>(M, Lx, hl);
   }
 
-  void m2l_level(const tree::List& list, int l, T* M, T* Lx, uint8_t* hl) {
+  void m2l_level(const lists::List& list, int l, T* M, T* Lx, uint8_t* hl) {
     const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
-    if (G.k.m2l == GPUFMM_KERNEL_BPB)
+    if (G.k.m2l == GPUFMM_STRATEGY_BPB)
       translate_bpb<kBpbM2L>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, nullptr, M, Lx, hl);
-    else if (G.k.m2l == GPUFMM_KERNEL_WPB)
+    else if (G.k.m2l == GPUFMM_STRATEGY_WPB)
       translate<kKindM2L, 32>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
     else
       translate<kKindM2L, 1>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
@@ -452,27 +454,20 @@ struct Eval {
 
   template <bool kC, bool kD, bool kG>
   void p2p_launch(const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
-    const tree::List& nb = tr.lists[tree::kNeighbors];
+    const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L];
     const double* txyz = G.txyz;
-    if (G.k.p2p == GPUFMM_KERNEL_TPT) {
-      k_p2p_tpt<T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
-          P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
+    if (G.k.p2p == GPUFMM_STRATEGY_TPT) {
+      nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
+          kernels::Laplace<T>{}, P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
     } else {
       const unsigned blocks =
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
-      k_p2p_bpb<T, kC, kD, kG><<<blocks, kP2PBlock, 0, s>>>(b0, G.p2p_nunits, G.p2p_units, dev_set(R), dev_set(S),
-                                                             dev_list(nb), G.sxyz, txyz, q, d, pot, grad);
+      nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG><<<blocks, nf::kP2PBlock, 0, s>>>(
+          kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, dev_set(R), dev_set(S), dev_list(nb), G.sxyz, txyz, q,
+          d, pot, grad);
     }
     check_launch("laplace P2P kernel");
-  }
-
-  template <bool kC, bool kD>
-  void p2p_g(bool want_grad, const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
-    if (want_grad)
-      p2p_launch<kC, kD, true>(q, d, pot, grad, s);
-    else
-      p2p_launch<kC, kD, false>(q, d, pot, grad, s);
   }
 
   // Device pointers of one evaluate: the inputs in the user's order (device
@@ -521,12 +516,9 @@ struct Eval {
       }
       mark(6, sn, capturing);
       if (ns > 0 && nt > 0) {
-        if (q && d)
-          p2p_g<true, true>(ng != nullptr, q, d, np, ng, sn);
-        else if (q)
-          p2p_g<true, false>(ng != nullptr, q, d, np, ng, sn);
-        else
-          p2p_g<false, true>(ng != nullptr, q, d, np, ng, sn);
+        kernels::with_sources<true>(q != nullptr, d != nullptr, ng != nullptr, [&](auto c_, auto d_, auto g_) {
+          p2p_launch<decltype(c_)::value, decltype(d_)::value, decltype(g_)::value>(q, d, np, ng, sn);
+        });
       } else if (nt > 0) {
         if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nt) * sizeof(T), sn));
         if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(3 * nt) * sizeof(T), sn));
@@ -551,7 +543,7 @@ struct Eval {
         // order, as on the CPU) when the leaves give >= 16 warps per SM,
         // else 2 or 4 while the leaves average > 32 sources per warp.
         const size_t p2m_wb = p2m_bpb_warp_bytes<T>(p);
-        if (G.k.p2m == GPUFMM_KERNEL_BPB && p2m_wb <= G.smem_optin) {
+        if (G.k.p2m == GPUFMM_STRATEGY_BPB && p2m_wb <= G.smem_optin) {
           int nw = kP2MMaxWarps;
           while (nw > 1 && nw * p2m_wb > std::min<size_t>(G.smem_optin, 96u << 10)) nw /= 2;
           int wpl = G.k.p2m_warps;
@@ -572,7 +564,7 @@ struct Eval {
             set_smem(k_p2m_bpb<T, false>, smem);
             k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M, tab.walk);
           }
-        } else if (G.k.p2m != GPUFMM_KERNEL_TPB) {  // wpb (also bpb where one warp's tile does not fit)
+        } else if (G.k.p2m != GPUFMM_STRATEGY_TPB) {  // wpb (also bpb where one warp's tile does not fit)
           const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
           k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M, tab.walk);
         } else {
@@ -584,10 +576,10 @@ struct Eval {
       // M2M, levels L-1 .. 2
       for (int l = L - 1; l >= 2; --l) {
         const int64_t b0 = S.level_offset[l], nb = S.level_offset[l + 1] - b0;
-        if (G.k.m2m == GPUFMM_KERNEL_BPB)
+        if (G.k.m2m == GPUFMM_STRATEGY_BPB)
           translate_bpb<kBpbM2M>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, nullptr, M, M,
                                  nullptr);
-        else if (G.k.m2m == GPUFMM_KERNEL_GPB)
+        else if (G.k.m2m == GPUFMM_STRATEGY_GPB)
           translate<kKindM2M, 8>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
         else
           translate<kKindM2M, 1>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
@@ -597,10 +589,10 @@ struct Eval {
       // LevelDown1 (type 1 / standard M2L), LevelDown2 (type 2).
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
-      if (G.k.m2l == GPUFMM_KERNEL_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
+      if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
       for (int l = P.modified ? 1 : 2; l <= L; ++l) {
         const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
-        if (l >= 2 && nb > 0 && G.k.l2l == GPUFMM_KERNEL_BPB) {
+        if (l >= 2 && nb > 0 && G.k.l2l == GPUFMM_STRATEGY_BPB) {
           translate_bpb<kBpbL2L>(b0, nb, nullptr, nullptr, R.box_key, nullptr, nullptr, R.parent, Lx, Lx, hl);
         } else if (l >= 2 && nb > 0) {
           const Geo g = geo(nb);
@@ -609,12 +601,12 @@ struct Eval {
                                                         g.use_smem);
           check_launch("laplace L2L kernel");
         }
-        if (G.k.m2l == GPUFMM_KERNEL_GRP) {
+        if (G.k.m2l == GPUFMM_STRATEGY_GRP) {
         } else if (P.modified) {
-          if (l >= 2) m2l_level(tr.lists[tree::kType1], l, M, Lx, hl);
-          m2l_level(tr.lists[tree::kType2], l, M, Lx, hl);
+          if (l >= 2) m2l_level(P.lists->list[lists::kType1], l, M, Lx, hl);
+          m2l_level(P.lists->list[lists::kType2], l, M, Lx, hl);
         } else {
-          m2l_level(tr.lists[tree::kM2L], l, M, Lx, hl);
+          m2l_level(P.lists->list[lists::kM2L], l, M, Lx, hl);
         }
       }
       mark(4, s0, capturing);
@@ -622,7 +614,7 @@ struct Eval {
       {
         const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
         const T h = T(tree::box_size(tr.cube, L));
-        if (G.k.l2p == GPUFMM_KERNEL_BPB) {
+        if (G.k.l2p == GPUFMM_STRATEGY_BPB) {
           // bpb: one block per leaf, 32 .. 128 threads by the mean targets per leaf.
           const int64_t per_leaf = nb > 0 ? (nt + nb - 1) / nb : 1;
           const int threads = per_leaf > 64 ? 128 : per_leaf > 32 ? 64 : 32;
@@ -630,7 +622,7 @@ struct Eval {
           set_smem(k_l2p_bpb<T>, smem);
           const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
           k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg, tab.walk);
-        } else if (G.k.l2p == GPUFMM_KERNEL_TPT)
+        } else if (G.k.l2p == GPUFMM_STRATEGY_TPT)
           k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(R), G.leaf_of, G.txyz, Lx, hl,
                                                                fp, fg, tab.walk);
         else
@@ -793,8 +785,8 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   int32_t* cnt = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
   int32_t* first = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
   int64_t* near = static_cast<int64_t*>(talloc(sizeof(int64_t) * nb));
-  k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
-                                                          dev_list(P.tree->lists[tree::kNeighbors]), cnt, near);
+  nf::k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
+                                                              dev_list(P.lists->list[lists::kNeighbors]), cnt, near);
   check_launch("laplace P2P unit count kernel");
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nb, 0, sizeof(int32_t), s0));
   size_t b_scan = 0;
@@ -809,7 +801,7 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   uint64_t* key_s = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
   uint64_t* unit = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
   G.p2p_units = static_cast<uint64_t*>(G.alloc(sizeof(uint64_t) * nu, "laplace P2P units"));
-  k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
+  nf::k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
   check_launch("laplace P2P unit fill kernel");
   size_t b_sort = 0;
   GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b_sort, key, key_s, unit, G.p2p_units, int64_t(nu), 0,
@@ -858,22 +850,22 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   lv.lo[L + 1] = R.level_offset[L + 1];
   require(ngroups < (int64_t(1) << 22), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L groups");
   struct Part {
-    const tree::List* list;
+    const lists::List* list;
     int lmin;
   };
   std::vector<Part> parts;
   if (P.modified) {
-    parts.push_back({&tr.lists[tree::kType1], 2});
-    parts.push_back({&tr.lists[tree::kType2], 1});
+    parts.push_back({&P.lists->list[lists::kType1], 2});
+    parts.push_back({&P.lists->list[lists::kType2], 1});
   } else {
-    parts.push_back({&tr.lists[tree::kM2L], 2});
+    parts.push_back({&P.lists->list[lists::kM2L], 2});
   }
   // Entry range of each part (rows of levels lmin..L are contiguous).
   std::vector<int64_t> first(parts.size()), count(parts.size());
   int64_t nent = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
     int64_t o[2] = {0, 0};
-    const tree::List& li = *parts[k].list;
+    const lists::List& li = *parts[k].list;
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&o[0], li.offsets + R.level_offset[parts[k].lmin], sizeof(int64_t),
                                       cudaMemcpyDeviceToHost, s0));
     GPUFMM_CUDA_CHECK(
@@ -975,10 +967,10 @@ void laplace_plan_setup(LaplacePlan& P) {
   const cudaStream_t s0 = stream_of(P.ctx);
   // Grouped M2L needs the work vectors of 4 lanes in shared memory (p <= 44
   // in double on an H100); beyond, the BpB kernel.
-  if (G->k.m2l == GPUFMM_KERNEL_GRP && (P.single() ? m2l_group_smem_bytes<float, 4>(P.p)
+  if (G->k.m2l == GPUFMM_STRATEGY_GRP && (P.single() ? m2l_group_smem_bytes<float, 4>(P.p)
                                                    : m2l_group_smem_bytes<double, 4>(P.p)) > G->smem_optin)
-    G->k.m2l = GPUFMM_KERNEL_BPB;
-  if (G->k.m2l == GPUFMM_KERNEL_GRP) build_m2l_groups(*G, P, s0);
+    G->k.m2l = GPUFMM_STRATEGY_BPB;
+  if (G->k.m2l == GPUFMM_STRATEGY_GRP) build_m2l_groups(*G, P, s0);
   lap(P.plan_times.setup_groups);
   G->sxyz = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.nsrc, 1), "laplace sources"));
   // Sorted coordinates: gathered on the device from the plan's device copy

@@ -11,10 +11,16 @@
 
 #include "fmm/laplace/math.hpp"
 #include "fmm/laplace/plan.hpp"
+#include "cuda/common/device_views.cuh"
 
 namespace gpufmm {
 namespace fmm {
 namespace cuda {
+
+using gpufmm::cuda::DevList;
+using gpufmm::cuda::DevSet;
+using gpufmm::cuda::gstride;
+using gpufmm::cuda::gtid;
 
 // Device views (plain pointers, passed by value).
 template <class T>
@@ -41,24 +47,6 @@ struct DevTables {
   __device__ __forceinline__ const T* C(int op) const { return coax + coax_offset[op_coax[op]]; }
 };
 
-struct DevSet {
-  const int32_t* parent = nullptr;
-  const int32_t* child_offset = nullptr;
-  const int32_t* point_begin = nullptr;
-  const int32_t* point_end = nullptr;
-  const uint64_t* box_key = nullptr;
-  const double* center = nullptr;
-  const int32_t* perm = nullptr;
-};
-
-struct DevList {
-  const int64_t* offsets = nullptr;
-  const int32_t* index = nullptr;
-  const int32_t* cls = nullptr;
-};
-
-__device__ __forceinline__ int64_t gtid() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ __forceinline__ int64_t gstride() { return int64_t(gridDim.x) * blockDim.x; }
 
 constexpr unsigned long long kNoBad = ~0ull;
 
@@ -687,190 +675,6 @@ __global__ void __launch_bounds__(128)
     const double* c = R.center + 3 * b;
     for (int64_t i = R.point_begin[b] + threadIdx.x; i < R.point_end[b]; i += blockDim.x)
       l2p_point(p, h, Ls, has, xyz, i, c, fp, fg, walk);
-  }
-}
-
-// ------------------------------------------------------------ P2P
-
-constexpr int kP2PBlock = 128;
-constexpr int kMaxNeighbors = 64;  // NEIGHBORS rows hold <= 27 same-level boxes
-
-// The pairs of one shared-memory tile (m sources) with the first NT of a
-// thread's two targets, sources in order: every target's sum runs over the
-// sources in the same order whatever NT is.
-template <class T, bool kC, bool kD, bool kG, int NT>
-__device__ __forceinline__ void p2p_tile(int m, const T* sx, const T* sy, const T* sz, const T* sq, const T* sdx,
-                                         const T* sdy, const T* sdz, const T (&tx)[2], const T (&ty)[2],
-                                         const T (&tz)[2], T (&v)[2], T (&gx)[2], T (&gy)[2], T (&gz)[2]) {
-#pragma unroll 8
-  for (int jj = 0; jj < m; ++jj) {
-    const T xs = sx[jj], ys = sy[jj], zs = sz[jj];
-    const T qs = kC ? sq[jj] : T(0);
-    const T dxs = kD ? sdx[jj] : T(0), dys = kD ? sdy[jj] : T(0), dzs = kD ? sdz[jj] : T(0);
-#pragma unroll
-    for (int k = 0; k < NT; ++k)
-      laplace_p2p_accumulate<kC, kD, kG>(tx[k] - xs, ty[k] - ys, tz[k] - zs, qs, dxs, dys, dzs, v[k], gx[k], gy[k],
-                                         gz[k]);
-  }
-}
-
-// Work units of k_p2p_bpb: one per pass of 2 kP2PBlock targets of a target
-// leaf, (leaf - b0) << 32 | pass, the most expensive first. Counting kernel:
-// units[t] = passes of leaf b0 + t, cost[t] = its near sources (the NEIGHBORS
-// row's sources).
-constexpr int kP2PPass = 2 * kP2PBlock;
-__global__ void k_p2p_unit_count(int64_t b0, int64_t nb, DevSet R, DevSet S, DevList nbl, int32_t* __restrict__ units,
-                                 int64_t* __restrict__ near) {
-  for (int64_t t = gtid(); t < nb; t += gstride()) {
-    const int64_t b = b0 + t;
-    int64_t n = 0;
-    for (int64_t e = nbl.offsets[b]; e < nbl.offsets[b + 1]; ++e) {
-      const int32_t s = nbl.index[e];
-      n += S.point_end[s] - S.point_begin[s];
-    }
-    near[t] = n;
-    units[t] = (R.point_end[b] - R.point_begin[b] + kP2PPass - 1) / kP2PPass;
-  }
-}
-
-// Fills the units of every leaf (first[t]: exclusive scan of the counts) and
-// their sort keys: ~(targets of the pass x near sources), so that an
-// ascending sort puts the most expensive first.
-__global__ void k_p2p_unit_fill(int64_t b0, int64_t nb, DevSet R, const int32_t* __restrict__ first,
-                                const int64_t* __restrict__ near, uint64_t* __restrict__ key,
-                                uint64_t* __restrict__ unit) {
-  for (int64_t t = gtid(); t < nb; t += gstride()) {
-    const int64_t b = b0 + t;
-    const int32_t nt = R.point_end[b] - R.point_begin[b];
-    for (int32_t k = 0; k * kP2PPass < nt; ++k) {
-      const int32_t m = nt - k * kP2PPass < kP2PPass ? nt - k * kP2PPass : kP2PPass;
-      key[first[t] + k] = ~(uint64_t(m) * uint64_t(near[t]));
-      unit[first[t] + k] = (uint64_t(t) << 32) | uint64_t(k);
-    }
-  }
-}
-
-// BpB (papers/000 sec. 4.2): one block per work unit, a pass of up to
-// 2 kP2PBlock targets of a target leaf (units: k_p2p_unit_fill, the most
-// expensive first, so that the crowded leaves of non-uniform data do not
-// run last). The leaf's near sources (the NEIGHBORS row, concatenated) are
-// swept in tiles of kP2PBlock records in shared memory, coordinates relative
-// to the target leaf's centre (double -> T); each thread owns up to two
-// targets, t and t + kP2PBlock (two only when the pass has more than
-// kP2PBlock: one tile load and one shared-memory read serve both, and the
-// two sums are independent chains). Pair math: laplace_p2p_accumulate.
-template <class T, bool kC, bool kD, bool kG>
-__global__ void __launch_bounds__(kP2PBlock)
-    k_p2p_bpb(int64_t b0, int64_t nunits, const uint64_t* __restrict__ units, DevSet R, DevSet S, DevList nbl,
-              const double* __restrict__ sxyz, const double* __restrict__ txyz, const T* __restrict__ q,
-              const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad) {
-  constexpr int B = kP2PBlock;
-  __shared__ T sx[B], sy[B], sz[B], sq[kC ? B : 1], sdx[kD ? B : 1], sdy[kD ? B : 1], sdz[kD ? B : 1];
-  __shared__ int32_t pre[kMaxNeighbors + 1], sbeg[kMaxNeighbors];
-  __shared__ int ne_s;
-  for (int64_t u = blockIdx.x; u < nunits; u += gridDim.x) {
-    const uint64_t w = units[u];
-    const int64_t b = b0 + int64_t(w >> 32);
-    const int32_t pass = int32_t(w & 0xffffffffu);
-    const double c[3] = {R.center[3 * b], R.center[3 * b + 1], R.center[3 * b + 2]};
-    __syncthreads();  // every thread is done with the previous unit's pre / ne_s
-    if (threadIdx.x == 0) {
-      const int64_t e0 = nbl.offsets[b];
-      int ne = static_cast<int>(nbl.offsets[b + 1] - e0);
-      if (ne > kMaxNeighbors) ne = kMaxNeighbors;  // cannot happen (<= 27)
-      pre[0] = 0;
-      for (int k = 0; k < ne; ++k) {
-        const int32_t s = nbl.index[e0 + k];
-        sbeg[k] = S.point_begin[s];
-        pre[k + 1] = pre[k] + (S.point_end[s] - S.point_begin[s]);
-      }
-      ne_s = ne;
-    }
-    __syncthreads();
-    const int ne = ne_s;
-    const int n = pre[ne];
-    const int32_t te = R.point_end[b];
-    const int32_t t0 = R.point_begin[b] + pass * kP2PPass;
-    {
-      const bool two = te - t0 > B;  // the same for the whole block
-      int32_t i[2];
-      bool active[2];
-      T tx[2], ty[2], tz[2], v[2], gx[2], gy[2], gz[2];
-      for (int k = 0; k < 2; ++k) {
-        i[k] = t0 + k * B + threadIdx.x;
-        active[k] = i[k] < te;
-        tx[k] = ty[k] = tz[k] = T(0);
-        if (active[k]) {
-          tx[k] = T(txyz[3 * int64_t(i[k])] - c[0]);
-          ty[k] = T(txyz[3 * int64_t(i[k]) + 1] - c[1]);
-          tz[k] = T(txyz[3 * int64_t(i[k]) + 2] - c[2]);
-        }
-        v[k] = gx[k] = gy[k] = gz[k] = T(0);
-      }
-      for (int j0 = 0; j0 < n; j0 += B) {
-        const int k = j0 + threadIdx.x;
-        if (k < n) {
-          int kb = 0;
-          while (pre[kb + 1] <= k) ++kb;
-          const int64_t si = sbeg[kb] + (k - pre[kb]);
-          sx[threadIdx.x] = T(sxyz[3 * si] - c[0]);
-          sy[threadIdx.x] = T(sxyz[3 * si + 1] - c[1]);
-          sz[threadIdx.x] = T(sxyz[3 * si + 2] - c[2]);
-          if (kC) sq[threadIdx.x] = q[si];
-          if (kD) {
-            sdx[threadIdx.x] = d[3 * si];
-            sdy[threadIdx.x] = d[3 * si + 1];
-            sdz[threadIdx.x] = d[3 * si + 2];
-          }
-        }
-        __syncthreads();
-        const int m = n - j0 < B ? n - j0 : B;
-        if (two) {
-          if (active[0])
-            p2p_tile<T, kC, kD, kG, 2>(m, sx, sy, sz, sq, sdx, sdy, sdz, tx, ty, tz, v, gx, gy, gz);
-        } else if (active[0]) {
-          p2p_tile<T, kC, kD, kG, 1>(m, sx, sy, sz, sq, sdx, sdy, sdz, tx, ty, tz, v, gx, gy, gz);
-        }
-        __syncthreads();
-      }
-      for (int k = 0; k < 2; ++k)
-        if (active[k]) {
-          if (pot) pot[i[k]] = v[k];
-          if (kG) {
-            grad[3 * int64_t(i[k])] = gx[k];
-            grad[3 * int64_t(i[k]) + 1] = gy[k];
-            grad[3 * int64_t(i[k]) + 2] = gz[k];
-          }
-        }
-    }
-  }
-}
-
-// TpT: one thread per target, its leaf's near sources read from global memory.
-template <class T, bool kC, bool kD, bool kG>
-__global__ void k_p2p_tpt(int64_t n, DevSet R, DevSet S, DevList nbl, const int32_t* __restrict__ leaf_of,
-                          const double* __restrict__ sxyz, const double* __restrict__ txyz,
-                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ pot,
-                          T* __restrict__ grad) {
-  for (int64_t i = gtid(); i < n; i += gstride()) {
-    const int64_t b = leaf_of[i];
-    const double c[3] = {R.center[3 * b], R.center[3 * b + 1], R.center[3 * b + 2]};
-    const T tx = T(txyz[3 * i] - c[0]), ty = T(txyz[3 * i + 1] - c[1]), tz = T(txyz[3 * i + 2] - c[2]);
-    T v = T(0), gx = T(0), gy = T(0), gz = T(0);
-    for (int64_t e = nbl.offsets[b]; e < nbl.offsets[b + 1]; ++e) {
-      const int32_t s = nbl.index[e];
-      for (int64_t j = S.point_begin[s]; j < S.point_end[s]; ++j)
-        laplace_p2p_accumulate<kC, kD, kG>(tx - T(sxyz[3 * j] - c[0]), ty - T(sxyz[3 * j + 1] - c[1]),
-                                           tz - T(sxyz[3 * j + 2] - c[2]), kC ? q[j] : T(0),
-                                           kD ? d[3 * j] : T(0), kD ? d[3 * j + 1] : T(0),
-                                           kD ? d[3 * j + 2] : T(0), v, gx, gy, gz);
-    }
-    if (pot) pot[i] = v;
-    if (kG) {
-      grad[3 * i] = gx;
-      grad[3 * i + 1] = gy;
-      grad[3 * i + 2] = gz;
-    }
   }
 }
 

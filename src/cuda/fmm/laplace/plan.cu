@@ -324,11 +324,11 @@ void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm,
   check_launch("laplace gather (sorted coordinates) kernel");
 }
 
-void laplace_near_field_stats(const tree::Tree& t, int64_t& pairs, int64_t& max_near, int64_t& max_leaf) {
+void laplace_near_field_stats(const tree::Tree& t, const lists::List& nb, int64_t& pairs, int64_t& max_near,
+                              int64_t& max_leaf) {
   pairs = max_near = max_leaf = 0;
   const tree::PointSet& S = t.src;
   const tree::PointSet& R = t.receivers();
-  const tree::List& nb = t.lists[tree::kNeighbors];
   const int L = t.l_max;
   const int64_t rb0 = R.nboxes > 0 ? R.level_offset[L] : 0, rnb = R.nboxes > 0 ? R.level_offset[L + 1] - rb0 : 0;
   const int64_t sb0 = S.nboxes > 0 ? S.level_offset[L] : 0, snb = S.nboxes > 0 ? S.level_offset[L + 1] - sb0 : 0;
@@ -356,7 +356,8 @@ void laplace_near_field_stats(const tree::Tree& t, int64_t& pairs, int64_t& max_
   max_leaf = static_cast<int64_t>(h[2]);
 }
 
-void laplace_class_counts(const tree::Tree& t, const int* lists, int nlists, int64_t* counts) {
+void laplace_class_counts(const tree::Tree& t, const lists::Lists& ls, const int* lists, int nlists,
+                          int64_t* counts) {
   std::fill(counts, counts + tree::kNumClasses, int64_t(0));
   Context& ctx = t.ctx;
   DeviceGuard guard(ctx);
@@ -366,7 +367,7 @@ void laplace_class_counts(const tree::Tree& t, const int* lists, int nlists, int
   unsigned long long* hist = static_cast<unsigned long long*>(buf.get());
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(hist, 0, tree::kNumClasses * sizeof(unsigned long long), s));
   for (int i = 0; i < nlists; ++i) {
-    const tree::List& l = t.lists[lists[i]];
+    const lists::List& l = ls.list[lists[i]];
     if (!l.built || l.nnz == 0 || l.cls == nullptr) continue;
     const unsigned grid = std::min<unsigned>(grid_for(l.nnz, kBlock), 1024u);
     k_class_hist<<<grid, kBlock, 0, s>>>(l.cls, l.nnz, hist);

@@ -37,6 +37,7 @@ double now() { return omp_get_wtime(); }
 LaplacePlan::LaplacePlan(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
 LaplacePlan::~LaplacePlan() {
   gpu.reset();
+  lists.reset();
   tree.reset();
   ctx.children.fetch_sub(1);
 }
@@ -84,12 +85,12 @@ void near_field_stats(LaplacePlan& plan) {
   int64_t pairs = 0, max_near = 0, max_leaf = 0;
   if (t.ctx.on_gpu()) {
 #if defined(GPUFMM_HAVE_CUDA)
-    cuda::laplace_near_field_stats(t, pairs, max_near, max_leaf);
+    cuda::laplace_near_field_stats(t, plan.lists->list[lists::kNeighbors], pairs, max_near, max_leaf);
 #endif
   } else {
     const tree::PointSet& S = t.src;
     const tree::PointSet& R = t.receivers();
-    const tree::List& nb = t.lists[tree::kNeighbors];
+    const lists::List& nb = plan.lists->list[lists::kNeighbors];
     const int32_t *s_beg = S.point_begin, *s_end = S.point_end, *r_beg = R.point_begin, *r_end = R.point_end;
     const int64_t* off = nb.offsets;
     const int32_t* idx = nb.index;
@@ -117,17 +118,17 @@ void near_field_stats(LaplacePlan& plan) {
 
 // Entries per class code over the M2L lists of the plan's tree (a histogram
 // on the device for a device tree, per-thread histograms on the host).
-std::vector<int64_t> class_counts(const tree::Tree& t) {
+std::vector<int64_t> class_counts(const tree::Tree& t, const lists::Lists& ls) {
   std::vector<int64_t> counts(tree::kNumClasses, 0);
-  const int lists[3] = {int(tree::kM2L), int(tree::kType1), int(tree::kType2)};
+  const int lists[3] = {int(lists::kM2L), int(lists::kType1), int(lists::kType2)};
   if (t.ctx.on_gpu()) {
 #if defined(GPUFMM_HAVE_CUDA)
-    cuda::laplace_class_counts(t, lists, 3, counts.data());
+    cuda::laplace_class_counts(t, ls, lists, 3, counts.data());
 #endif
     return counts;
   }
   for (int k : lists) {
-    const tree::List& l = t.lists[k];
+    const lists::List& l = ls.list[k];
     if (!l.built || l.nnz == 0) continue;
     const int32_t* cls = l.cls;
     const int64_t n = l.nnz;
@@ -153,7 +154,7 @@ void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
     p3 += count * q * q * q;
     p2 += count * q * q;
   };
-  const std::vector<int64_t> per_class = class_counts(t);
+  const std::vector<int64_t> per_class = class_counts(t, *plan.lists);
   for (int op = 0; op < tree::kNumClasses; ++op)
     if (per_class[static_cast<size_t>(op)] > 0) add(tab.op_p[op], double(per_class[static_cast<size_t>(op)]));
   const int L = t.l_max;
@@ -176,7 +177,6 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
   // both sets in the final tree's cube; the model scans depths on them.
   tree::Options so;
   so.l_max = 0;
-  so.lists = 0;
   const double t0 = now();
   auto scan = tree::build(plan.ctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
   const LaplaceCostConstants c =
@@ -299,15 +299,15 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     to.l_max = P.depth.l_max;
   }
   tmark = now();
-  to.lists = (1u << tree::kNeighbors) |
-             (P.modified ? (1u << tree::kType1) | (1u << tree::kType2) : (1u << tree::kM2L));
   P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
+  P.lists = lists::build(*P.tree, (1u << lists::kNeighbors) | (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
+                                                                           : (1u << lists::kM2L)));
   P.l_max = P.tree->l_max;
   P.src_boxes = P.tree->src.nboxes;
   P.trg_boxes = P.tree->receivers().nboxes;
   P.m2l_translations = P.modified
-                           ? P.tree->lists[tree::kType1].nnz + P.tree->lists[tree::kType2].nnz
-                           : P.tree->lists[tree::kM2L].nnz;
+                           ? P.lists->list[lists::kType1].nnz + P.lists->list[lists::kType2].nnz
+                           : P.lists->list[lists::kM2L].nnz;
   lap(tp.tree);
 
   // Sorted coordinates (double): on the host for the CPU pipeline; for the

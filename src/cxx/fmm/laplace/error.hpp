@@ -56,11 +56,12 @@
 #include <math.h>
 
 #include "fmm/laplace/basis.hpp"
+#include "tree/stencil.hpp"
 
 namespace gpufmm {
 
 // eq. (22): sqrt(3) / (4 - sqrt(3)).
-constexpr double kLaplaceEtaStar = 0.76370794079042370;
+constexpr double kLaplaceEtaStar = tree::kEtaStar;
 // Default error-budget split of laplace_p_reduced: M2L translations per
 // receiver box in the modified stencil (109 type 1 + 80 type 2).
 constexpr double kLaplaceReducedBudget = 189.0;
@@ -70,24 +71,19 @@ constexpr int kLaplaceMaxPFloat = 16;
 // eq. (20): eta for source / target balls of radii r_src, r_dst whose
 // centres are dist apart (dist > r_src + r_dst).
 GPUFMM_HD inline double laplace_eta(double r_src, double r_dst, double dist) {
-  const double rmax = r_src > r_dst ? r_src : r_dst;
-  const double rmin = r_src > r_dst ? r_dst : r_src;
-  return rmax / (dist - rmin);
+  return tree::ball_eta(r_src, r_dst, dist);
 }
 
 // eq. (20) for cubic boxes of sides h_src, h_dst (radius sqrt(3)/2 h).
 GPUFMM_HD inline double laplace_eta_boxes(double h_src, double h_dst, double dist) {
-  const double s = 0.86602540378443865;  // sqrt(3)/2
-  return laplace_eta(s * h_src, s * h_dst, dist);
+  return laplace_eta(tree::kHalfSqrt3 * h_src, tree::kHalfSqrt3 * h_dst, dist);
 }
 
 // eq. (23): the smallest centre distance at which a source ball of radius
 // r_src may be translated to a receiver ball of radius r_dst within eta*.
 GPUFMM_HD inline double laplace_dstar(double r_src, double r_dst,
                                       double eta_star = kLaplaceEtaStar) {
-  const double rmax = r_src > r_dst ? r_src : r_dst;
-  const double rmin = r_src > r_dst ? r_dst : r_src;
-  return rmin + rmax / eta_star;
+  return tree::acceptance_distance(r_src, r_dst, eta_star);
 }
 
 // Fitted form of eq. (20) (see the header comment): log10 of the expected

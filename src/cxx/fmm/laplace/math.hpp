@@ -5,6 +5,5 @@
 #include "fmm/laplace/basis.hpp"
 #include "fmm/laplace/error.hpp"
 #include "fmm/laplace/expansion.hpp"
-#include "fmm/laplace_p2p.hpp"
 #include "fmm/laplace/rotation.hpp"
 #include "fmm/laplace/translation.hpp"

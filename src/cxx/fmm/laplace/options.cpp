@@ -23,29 +23,29 @@ namespace {
 struct StageKernels {
   const char* field;  // C options field
   const char* key;    // kernel-string key
-  gpufmm_laplace_kernel_t LaplaceGpuKernels::*member;
-  gpufmm_laplace_kernel_t allowed[4];
+  gpufmm_laplace_strategy_t LaplaceGpuKernels::*member;
+  gpufmm_laplace_strategy_t allowed[4];
   int nallowed;
 };
 
 constexpr StageKernels kStages[] = {
-    {"gpu_p2m", "p2m", &LaplaceGpuKernels::p2m, {GPUFMM_KERNEL_BPB, GPUFMM_KERNEL_WPB, GPUFMM_KERNEL_TPB}, 3},
-    {"gpu_m2m", "m2m", &LaplaceGpuKernels::m2m, {GPUFMM_KERNEL_BPB, GPUFMM_KERNEL_GPB, GPUFMM_KERNEL_TPB}, 3},
+    {"gpu_p2m", "p2m", &LaplaceGpuKernels::p2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB, GPUFMM_STRATEGY_TPB}, 3},
+    {"gpu_m2m", "m2m", &LaplaceGpuKernels::m2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_GPB, GPUFMM_STRATEGY_TPB}, 3},
     {"gpu_m2l", "m2l", &LaplaceGpuKernels::m2l,
-     {GPUFMM_KERNEL_GRP, GPUFMM_KERNEL_BPB, GPUFMM_KERNEL_WPB, GPUFMM_KERNEL_TPB}, 4},
-    {"gpu_l2l", "l2l", &LaplaceGpuKernels::l2l, {GPUFMM_KERNEL_BPB, GPUFMM_KERNEL_TPB}, 2},
-    {"gpu_l2p", "l2p", &LaplaceGpuKernels::l2p, {GPUFMM_KERNEL_TPT, GPUFMM_KERNEL_BPB, GPUFMM_KERNEL_TPB}, 3},
-    {"gpu_p2p", "p2p", &LaplaceGpuKernels::p2p, {GPUFMM_KERNEL_BPB, GPUFMM_KERNEL_TPT}, 2},
+     {GPUFMM_STRATEGY_GRP, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB, GPUFMM_STRATEGY_TPB}, 4},
+    {"gpu_l2l", "l2l", &LaplaceGpuKernels::l2l, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPB}, 2},
+    {"gpu_l2p", "l2p", &LaplaceGpuKernels::l2p, {GPUFMM_STRATEGY_TPT, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPB}, 3},
+    {"gpu_p2p", "p2p", &LaplaceGpuKernels::p2p, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPT}, 2},
 };
 
-const char* kernel_name(gpufmm_laplace_kernel_t k) {
+const char* kernel_name(gpufmm_laplace_strategy_t k) {
   switch (k) {
-    case GPUFMM_KERNEL_TPB: return "tpb";
-    case GPUFMM_KERNEL_WPB: return "wpb";
-    case GPUFMM_KERNEL_BPB: return "bpb";
-    case GPUFMM_KERNEL_GPB: return "gpb";
-    case GPUFMM_KERNEL_GRP: return "grp";
-    case GPUFMM_KERNEL_TPT: return "tpt";
+    case GPUFMM_STRATEGY_TPB: return "tpb";
+    case GPUFMM_STRATEGY_WPB: return "wpb";
+    case GPUFMM_STRATEGY_BPB: return "bpb";
+    case GPUFMM_STRATEGY_GPB: return "gpb";
+    case GPUFMM_STRATEGY_GRP: return "grp";
+    case GPUFMM_STRATEGY_TPT: return "tpt";
   }
   return "?";
 }
@@ -128,7 +128,7 @@ LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt) {
   o.table_cache = opt->table_cache != 0;
   const int stage[] = {opt->gpu_p2m, opt->gpu_m2m, opt->gpu_m2l, opt->gpu_l2l, opt->gpu_l2p, opt->gpu_p2p};
   for (size_t i = 0; i < sizeof stage / sizeof stage[0]; ++i)
-    o.gpu.*kStages[i].member = static_cast<gpufmm_laplace_kernel_t>(stage[i]);
+    o.gpu.*kStages[i].member = static_cast<gpufmm_laplace_strategy_t>(stage[i]);
   require_flag(opt->gpu_overlap, "gpu_overlap");
   o.gpu.overlap = opt->gpu_overlap != 0;
   require_flag(opt->gpu_graph, "gpu_graph");

@@ -13,7 +13,7 @@
 namespace gpufmm {
 namespace fmm {
 
-// Kernel strategy per stage of the CUDA driver (gpufmm_laplace_kernel_t; the
+// Kernel strategy per stage of the CUDA driver (gpufmm_laplace_strategy_t; the
 // kernels are described in docs/laplace_gpu.md):
 //   p2m  : TPB thread per leaf box (sources walked serially into M)
 //          WPB warp per leaf box (lanes over sources, each coefficient summed
@@ -50,8 +50,8 @@ namespace fmm {
 //               when p^2 > 256)
 struct LaplaceGpuKernels {
   // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
-  gpufmm_laplace_kernel_t p2m = GPUFMM_KERNEL_BPB, m2m = GPUFMM_KERNEL_BPB, m2l = GPUFMM_KERNEL_GRP,
-                          l2l = GPUFMM_KERNEL_BPB, l2p = GPUFMM_KERNEL_TPT, p2p = GPUFMM_KERNEL_BPB;
+  gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_BPB, m2l = GPUFMM_STRATEGY_GRP,
+                          l2l = GPUFMM_STRATEGY_BPB, l2p = GPUFMM_STRATEGY_TPT, p2p = GPUFMM_STRATEGY_BPB;
   bool overlap = true;
   bool graph = true;
   int p2m_warps = 0;

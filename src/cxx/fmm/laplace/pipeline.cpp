@@ -32,6 +32,7 @@
 #include "core/error.hpp"
 #include "fmm/laplace/math.hpp"
 #include "fmm/laplace/plan.hpp"
+#include "nearfield/p2p.hpp"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define GPUFMM_LAPLACE_ISA_CLONES 1

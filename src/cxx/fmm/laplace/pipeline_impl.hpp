@@ -54,69 +54,17 @@ inline void relative(const double* xyz, int64_t b, int64_t e, const double* c, T
   }
 }
 
-// Near-field sources of one target leaf, structure of arrays. Coordinates
-// stay in double (relative to the target leaf's centre): the P2P kernel forms
-// each source-target difference in double and only then rounds it to T, so
-// that in float close pairs keep their relative accuracy (rounding the
-// coordinates themselves would cost 6e-8 h / r relative per pair).
-template <class T>
-struct Gathered {
-  std::vector<double> x, y, z;
-  std::vector<T> q, dx, dy, dz;
-  explicit Gathered(int64_t n)
-      : x(static_cast<size_t>(n)), y(x.size()), z(x.size()), q(x.size()), dx(x.size()),
-        dy(x.size()), dz(x.size()) {}
-};
-
-// Lanes of the P2P inner loop: the gathered sources are padded with zeros
-// (charge 0, dipole 0, at the leaf centre) to a multiple of kLanes, and each
-// lane keeps its own partial sums, so that the loop vectorises for any ISA
-// without reassociating a floating-point reduction. A padding source adds
-// exactly zero (0 * finite, or the r == 0 rule).
-constexpr int kLanes = 16;
-
-template <bool kC, bool kD, bool kG, class T>
-inline void p2p_target(double tx, double ty, double tz, int64_t n, const Gathered<T>& g, T& v,
-                       T& gx, T& gy, T& gz) {
-  const double* __restrict sx = g.x.data();
-  const double* __restrict sy = g.y.data();
-  const double* __restrict sz = g.z.data();
-  const T* __restrict sq = g.q.data();
-  const T* __restrict sdx = g.dx.data();
-  const T* __restrict sdy = g.dy.data();
-  const T* __restrict sdz = g.dz.data();
-  T av[kLanes], ax[kLanes], ay[kLanes], az[kLanes];
-  for (int l = 0; l < kLanes; ++l) av[l] = ax[l] = ay[l] = az[l] = T(0);
-  for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
-#pragma omp simd
-    for (int l = 0; l < kLanes; ++l) {
-      const int64_t j = j0 + l;
-      laplace_p2p_accumulate<kC, kD, kG>(T(tx - sx[j]), T(ty - sy[j]), T(tz - sz[j]),
-                                         kC ? sq[j] : T(0),
-                                         kD ? sdx[j] : T(0), kD ? sdy[j] : T(0),
-                                         kD ? sdz[j] : T(0), av[l], ax[l], ay[l], az[l]);
-    }
-  }
-  T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
-  for (int l = 0; l < kLanes; ++l) {
-    s0 += av[l];
-    s1 += ax[l];
-    s2 += ay[l];
-    s3 += az[l];
-  }
-  v = s0;
-  gx = s1;
-  gy = s2;
-  gz = s3;
-}
-
-template <bool kC, bool kD, bool kG, class T>
-void p2p_leaf(int64_t tb, int64_t te, const double* txyz, const double* c, int64_t n,
-              const Gathered<T>& g, T* pot, T* grad) {
+// P2P of one target leaf: its targets [tb, te) against its near sources,
+// gathered (structure of arrays, padded to whole lane groups) relative to
+// the leaf centre c; the source loop is nearfield::sum_sources, the one CPU
+// near field, here flattened into this copy's ISA.
+template <bool kC, bool kD, bool kG, class K, class T>
+GPUFMM_PIPELINE_FLATTEN void p2p_leaf(const K& k, int64_t tb, int64_t te, const double* txyz, const double* c,
+                                      int64_t n, const nearfield::Sources<double, T>& g, T* pot, T* grad) {
   for (int64_t i = tb; i < te; ++i) {
     const double tx = txyz[3 * i] - c[0], ty = txyz[3 * i + 1] - c[1], tz = txyz[3 * i + 2] - c[2];
     T v, gx, gy, gz;
-    p2p_target<kC, kD, kG>(tx, ty, tz, n, g, v, gx, gy, gz);
+    nearfield::sum_sources<kC, kD, kG>(k, tx, ty, tz, 0, n, g, v, gx, gy, gz);
     if (pot) pot[i] += v;
     if (kG) {
       grad[3 * i] += gx;
@@ -124,15 +72,6 @@ void p2p_leaf(int64_t tb, int64_t te, const double* txyz, const double* c, int64
       grad[3 * i + 2] += gz;
     }
   }
-}
-
-template <bool kC, bool kD, class T>
-void p2p_leaf_g(bool want_grad, int64_t tb, int64_t te, const double* txyz, const double* c,
-                int64_t n, const Gathered<T>& g, T* pot, T* grad) {
-  if (want_grad)
-    p2p_leaf<kC, kD, true>(tb, te, txyz, c, n, g, pot, grad);
-  else
-    p2p_leaf<kC, kD, false>(tb, te, txyz, c, n, g, pot, grad);
 }
 
 // Per-box operator calls. GPUFMM_PIPELINE_FLATTEN (flatten on GCC) inlines
@@ -241,7 +180,7 @@ struct Pipeline {
   }
 
   // Adds the M2L translations of one CSR row into Lb.
-  int64_t m2l_row(const tree::List& list, int64_t b, T* Lb, T* work) const {
+  int64_t m2l_row(const lists::List& list, int64_t b, T* Lb, T* work) const {
     const int64_t e0 = list.offsets[b], e1 = list.offsets[b + 1];
     for (int64_t e = e0; e < e1; ++e) {
       const int32_t s = list.index[e];
@@ -314,16 +253,16 @@ struct Pipeline {
           for (int64_t b = first; b < last; ++b) {
             T* Lb = W.L.data() + b * p2;
             int64_t n = local_from_parent(l, b, Lb, work.data());
-            auto collect = [&](const tree::List& list) {
+            auto collect = [&](const lists::List& list) {
               for (int64_t e = list.offsets[b]; e < list.offsets[b + 1]; ++e)
                 entries.push_back({list.cls[e], int32_t(b - first), list.index[e]});
               return list.offsets[b + 1] - list.offsets[b];
             };
             if (modified) {
-              if (l >= 2) n += collect(tr.lists[tree::kType1]);
-              n += collect(tr.lists[tree::kType2]);
+              if (l >= 2) n += collect(P.lists->list[lists::kType1]);
+              n += collect(P.lists->list[lists::kType2]);
             } else {
-              n += collect(tr.lists[tree::kM2L]);
+              n += collect(P.lists->list[lists::kM2L]);
             }
             W.has_local[b] = n > 0 ? 1 : 0;
           }
@@ -384,10 +323,10 @@ struct Pipeline {
           T* Lb = W.L.data() + b * p2;
           int64_t n = local_from_parent(l, b, Lb, work.data());
           if (modified) {
-            if (l >= 2) n += m2l_row(tr.lists[tree::kType1], b, Lb, work.data());
-            n += m2l_row(tr.lists[tree::kType2], b, Lb, work.data());
+            if (l >= 2) n += m2l_row(P.lists->list[lists::kType1], b, Lb, work.data());
+            n += m2l_row(P.lists->list[lists::kType2], b, Lb, work.data());
           } else {
-            n += m2l_row(tr.lists[tree::kM2L], b, Lb, work.data());
+            n += m2l_row(P.lists->list[lists::kM2L], b, Lb, work.data());
           }
           W.has_local[b] = n > 0 ? 1 : 0;
         }
@@ -414,16 +353,20 @@ struct Pipeline {
     }
   }
 
+  // The near field (Laplace kernel; the sources' charges / dipoles and the
+  // gradient as compile-time flags).
+  template <bool kC, bool kD, bool kG>
   void p2p() {
-    const tree::List& nb = tr.lists[tree::kNeighbors];
+    const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
     const double* txyz = P.target_xyz();
     const double* sxyz = P.src_xyz.data();
     T* pot = want_pot ? W.pot.data() : nullptr;
     T* grad = want_grad ? W.grad.data() : nullptr;
+    const kernels::Laplace<T> kern;
 #pragma omp parallel
     {
-      Gathered<T> g(P.max_near_sources + kLanes);
+      nearfield::Sources<double, T> g(nearfield::padded(P.max_near_sources));
 #pragma omp for schedule(dynamic, 4)
       for (int64_t b = b0; b < b1; ++b) {
         const double* c = R.center + 3 * b;
@@ -434,25 +377,19 @@ struct Pipeline {
             g.x[n] = sxyz[3 * i] - c[0];
             g.y[n] = sxyz[3 * i + 1] - c[1];
             g.z[n] = sxyz[3 * i + 2] - c[2];
-            if (has_q) g.q[n] = W.q[i];
-            if (has_d) {
+            if (kC) g.q[n] = W.q[i];
+            if (kD) {
               g.dx[n] = W.d[3 * i];
               g.dy[n] = W.d[3 * i + 1];
               g.dz[n] = W.d[3 * i + 2];
             }
           }
         }
-        for (; n % kLanes != 0; ++n) {
+        for (; n % nearfield::kLanes != 0; ++n) {
           g.x[n] = g.y[n] = g.z[n] = 0.0;
           g.q[n] = g.dx[n] = g.dy[n] = g.dz[n] = T(0);
         }
-        const int64_t tb = R.point_begin[b], te = R.point_end[b];
-        if (has_q && has_d)
-          p2p_leaf_g<true, true>(want_grad, tb, te, txyz, c, n, g, pot, grad);
-        else if (has_q)
-          p2p_leaf_g<true, false>(want_grad, tb, te, txyz, c, n, g, pot, grad);
-        else
-          p2p_leaf_g<false, true>(want_grad, tb, te, txyz, c, n, g, pot, grad);
+        p2p_leaf<kC, kD, kG>(kern, R.point_begin[b], R.point_end[b], txyz, c, n, g, pot, grad);
       }
     }
   }
@@ -494,7 +431,10 @@ struct Pipeline {
       tm.l2p = now() - t;
       t = now();
     }
-    if (ns > 0 && nt > 0) p2p();
+    if (ns > 0 && nt > 0)
+      kernels::with_sources<true>(has_q, has_d, want_grad, [&](auto c, auto d, auto g) {
+        p2p<decltype(c)::value, decltype(d)::value, decltype(g)::value>();
+      });
     tm.p2p = now() - t;
     if (want_pot) permute_out(nt, R.perm, W.pot, 1, static_cast<S_*>(a.pot));
     if (want_grad) permute_out(nt, R.perm, W.grad, 3, static_cast<S_*>(a.grad));

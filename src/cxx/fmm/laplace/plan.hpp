@@ -93,6 +93,7 @@
 #include "fmm/laplace/cost.hpp"
 #include "fmm/laplace/options.hpp"
 #include "gpufmm.h"
+#include "lists/lists.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"
 
@@ -189,6 +190,7 @@ class LaplacePlan {
   bool modified = true;                // options.stencil == MODIFIED
   int64_t nsrc = 0, ntrg = 0;
   std::unique_ptr<tree::Tree> tree;
+  std::unique_ptr<lists::Lists> lists;  // over tree
   // Sorted, 3 x n; trg_xyz empty when same_sets. Host copies for the CPU
   // pipeline only: a plan evaluated by the CUDA driver keeps them on the
   // device (laplace_plan_setup gathers them there) and leaves both empty.
@@ -298,10 +300,12 @@ void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm,
 // The plan's near-field sizes from a device tree (as near_field_stats on the
 // host): source-target pairs, the largest neighbour source count of a
 // target leaf, the largest leaf.
-void laplace_near_field_stats(const tree::Tree& t, int64_t& pairs, int64_t& max_near, int64_t& max_leaf);
+void laplace_near_field_stats(const tree::Tree& t, const lists::List& nb, int64_t& pairs, int64_t& max_near,
+                              int64_t& max_leaf);
 // counts[c] (c < tree::kNumClasses) = entries of class c in the lists
-// lists[0..nlists) of a device tree.
-void laplace_class_counts(const tree::Tree& t, const int* lists, int nlists, int64_t* counts);
+// lists[0..nlists) of ls (over a device tree).
+void laplace_class_counts(const tree::Tree& t, const lists::Lists& ls, const int* lists, int nlists,
+                          int64_t* counts);
 }  // namespace cuda
 #endif
 

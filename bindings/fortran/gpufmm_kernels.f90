@@ -1,0 +1,131 @@
+!> gpufmm_kernels_mod - pair kernels and the direct sum of any kernel.
+!>
+!>   type(gpufmm_kernel) :: k
+!>   call gpufmm_kernel_init(k, GPUFMM_KERNEL_YUKAWA, [0.5_real64])   ! kappa
+!>   call gpufmm_direct(ctx, k, sources, charges, pot=pot, grad=grad)  ! at the sources
+!>   call gpufmm_direct_arrays(k, d_src, d_q, pot=d_pot)               ! device arrays
+!>
+!> Kernels (docs/kernels.md): GPUFMM_KERNEL_LAPLACE (1/r, no parameters),
+!> GPUFMM_KERNEL_YUKAWA (exp(-kappa r)/r, [kappa]),
+!> GPUFMM_KERNEL_REGULARIZED_LAPLACE (1/sqrt(r^2+delta^2), [delta]),
+!> GPUFMM_KERNEL_REGULARIZED_YUKAWA ([kappa, delta]). Coordinates are
+!> sources(3, nsrc) and targets(3, ntrg), gradients grad(3, ntrg).
+module gpufmm_kernels_mod
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr
+  use, intrinsic :: iso_fortran_env, only: int64, real64
+  use gpufmm_core
+  use gpufmm_array_mod
+  implicit none
+  private
+
+  !> A kernel (the C struct gpufmm_kernel_t): fill it with gpufmm_kernel_init.
+  type, bind(c), public :: gpufmm_kernel
+     integer(c_int) :: type = GPUFMM_KERNEL_LAPLACE
+     integer(c_int) :: nparams = 0
+     real(c_double) :: params(GPUFMM_KERNEL_MAX_PARAMS) = 0
+  end type gpufmm_kernel
+
+  public :: gpufmm_kernel_init, gpufmm_direct, gpufmm_direct_arrays
+
+  interface
+     function c_kernel_init(kernel, type, nparams, params) bind(c, name='gpufmm_kernel_init') result(s)
+       import :: c_int, c_double, gpufmm_kernel
+       type(gpufmm_kernel), intent(inout) :: kernel
+       integer(c_int), value :: type, nparams
+       real(c_double), intent(in), optional :: params(*)
+       integer(c_int) :: s
+     end function c_kernel_init
+     function c_direct(ctx, kernel, precision, nsrc, sources, charges, ntrg, targets, pot, grad) &
+          bind(c, name='gpufmm_direct') result(s)
+       import :: c_int, c_int64_t, c_double, c_ptr, gpufmm_kernel
+       type(c_ptr), value :: ctx
+       type(gpufmm_kernel), intent(in) :: kernel
+       integer(c_int), value :: precision
+       integer(c_int64_t), value :: nsrc, ntrg
+       real(c_double), intent(in) :: sources(*), charges(*)
+       real(c_double), intent(in), optional :: targets(*)
+       real(c_double), intent(inout), optional :: pot(*), grad(*)
+       integer(c_int) :: s
+     end function c_direct
+     function c_direct_arrays(kernel, precision, sources, charges, targets, pot, grad) &
+          bind(c, name='gpufmm_direct_arrays') result(s)
+       import :: c_int, c_ptr, gpufmm_kernel
+       type(gpufmm_kernel), intent(in) :: kernel
+       integer(c_int), value :: precision
+       type(c_ptr), value :: sources, charges, targets, pot, grad
+       integer(c_int) :: s
+     end function c_direct_arrays
+  end interface
+
+contains
+
+  !> Sets kernel to `type` (a GPUFMM_KERNEL_* constant) with the parameters
+  !> params (absent: none). On failure (an unknown type, a parameter count
+  !> that is not the type's, a parameter out of range) kernel is unchanged.
+  subroutine gpufmm_kernel_init(kernel, type, params, status)
+    type(gpufmm_kernel), intent(inout) :: kernel
+    integer, intent(in) :: type
+    real(real64), intent(in), optional :: params(:)
+    integer, optional, intent(out) :: status
+    integer(c_int) :: np
+    np = 0
+    if (present(params)) np = int(size(params), c_int)
+    call gpufmm_check_status(c_kernel_init(kernel, int(type, c_int), np, params), status, 'gpufmm_kernel_init')
+  end subroutine gpufmm_kernel_init
+
+  !> Direct sum of kernel k with charges(nsrc) at sources(3, nsrc), on the
+  !> targets(3, ntrg) (absent: at the sources, singular kernels leaving out
+  !> each point's own term): pot(ntrg) and/or grad(3, ntrg). precision:
+  !> GPUFMM_FLOAT64 (default) or GPUFMM_FLOAT32, the arithmetic. On failure
+  !> the outputs are unchanged.
+  subroutine gpufmm_direct(ctx, kernel, sources, charges, targets, pot, grad, precision, status)
+    type(gpufmm_context), intent(in) :: ctx
+    type(gpufmm_kernel), intent(in) :: kernel
+    real(real64), intent(in) :: sources(:, :), charges(:)
+    real(real64), intent(in), optional :: targets(:, :)
+    real(real64), intent(inout), optional :: pot(:), grad(:, :)
+    integer, intent(in), optional :: precision
+    integer, optional, intent(out) :: status
+    character(len=*), parameter :: where = 'gpufmm_direct'
+    character(len=:), allocatable :: msg
+    integer(int64) :: nsrc, ntrg
+    integer(c_int) :: prec
+    prec = GPUFMM_FLOAT64
+    if (present(precision)) prec = int(precision, c_int)
+    nsrc = size(sources, 2, kind=int64)
+    ntrg = nsrc
+    if (present(targets)) ntrg = size(targets, 2, kind=int64)
+    msg = gpufmm_points_error(sources, targets)
+    if (len(msg) == 0) msg = gpufmm_io_sizes_error(nsrc, ntrg, charges=charges, pot=pot, grad=grad)
+    if (len(msg) > 0) then
+       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
+       return
+    end if
+    call gpufmm_check_status(c_direct(gpufmm_context_c_ptr(ctx), kernel, prec, nsrc, sources, charges, ntrg, &
+         targets, pot, grad), status, where)
+  end subroutine gpufmm_direct
+
+  !> The same on float64 device arrays of one context (the data stay on the
+  !> device): sources (3 nsrc elements), charges (nsrc), targets (3 ntrg;
+  !> absent: at the sources), pot (ntrg) and/or grad (3 ntrg).
+  subroutine gpufmm_direct_arrays(kernel, sources, charges, targets, pot, grad, precision, status)
+    type(gpufmm_kernel), intent(in) :: kernel
+    type(gpufmm_array), intent(in) :: sources, charges
+    type(gpufmm_array), intent(in), optional :: targets, pot, grad
+    integer, intent(in), optional :: precision
+    integer, optional, intent(out) :: status
+    integer(c_int) :: prec
+    prec = GPUFMM_FLOAT64
+    if (present(precision)) prec = int(precision, c_int)
+    call gpufmm_check_status(c_direct_arrays(kernel, prec, gpufmm_array_c_ptr(sources), &
+         gpufmm_array_c_ptr(charges), handle(targets), handle(pot), handle(grad)), status, 'gpufmm_direct_arrays')
+  contains
+    function handle(a) result(p)
+      type(gpufmm_array), intent(in), optional :: a
+      type(c_ptr) :: p
+      p = c_null_ptr
+      if (present(a)) p = gpufmm_array_c_ptr(a)
+    end function handle
+  end subroutine gpufmm_direct_arrays
+
+end module gpufmm_kernels_mod

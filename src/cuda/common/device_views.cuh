@@ -1,0 +1,34 @@
+// Device views of trees and lists (plain pointers, passed to kernels by
+// value) and the grid-stride helpers every kernel family uses.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gpufmm {
+namespace cuda {
+
+// One point set of a tree (tree::PointSet) on the device.
+struct DevSet {
+  const int32_t* parent = nullptr;
+  const int32_t* child_offset = nullptr;
+  const int32_t* point_begin = nullptr;
+  const int32_t* point_end = nullptr;
+  const uint64_t* box_key = nullptr;
+  const double* center = nullptr;
+  const int32_t* perm = nullptr;
+};
+
+// A CSR list (tree::List) on the device.
+struct DevList {
+  const int64_t* offsets = nullptr;
+  const int32_t* index = nullptr;
+  const int32_t* cls = nullptr;
+};
+
+__device__ __forceinline__ int64_t gtid() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t gstride() { return int64_t(gridDim.x) * blockDim.x; }
+
+}  // namespace cuda
+}  // namespace gpufmm

@@ -1,0 +1,442 @@
+// Direct summation on the CUDA backend, for every pair kernel
+// (src/cxx/kernels): the classic tiled N-body kernel of papers/000 sec. 4.1.
+//
+//  - Each thread owns its targets (one in double, four in float: see
+//    TargetsPerThread): their coordinates and accumulators (pot, grad) live
+//    in registers for the whole sweep.
+//  - The sources are packed on the device (pack_kernel, from the double
+//    inputs) into one array of records in the working precision T, stride 4
+//    (x y z q) or, with dipoles, 8 (x y z q dx dy dz 0), and swept in tiles
+//    of one thread block: all threads of the block copy a tile from global to
+//    shared memory (coalesced), synchronise, and every thread runs through
+//    the tile (loop unrolled; the reads are shared-memory broadcasts of
+//    16-byte records).
+//  - The per-pair math is the kernel struct's accumulate, the same function
+//    the OpenMP backend calls; on the device its reciprocal square root is
+//    the hardware approximation (kernels/fast_math.hpp).
+//  - Load balance: the sources may be split into `parts` contiguous chunks
+//    over gridDim.y (plan_launch picks the split that fills the last wave of
+//    blocks best, which matters most when there are few targets); each part
+//    writes its own partial sums, and a second kernel adds the parts in a
+//    fixed order (deterministic; no atomics) and converts them to double.
+//  - Host data are uploaded in double; device data (gpufmm_direct_arrays) are
+//    read in place and the results written in place.
+//
+// Every CUDA call and every launch is checked (cuda/common/cuda_check.cuh).
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "core/cuda_backend.hpp"
+#include "cuda/common/cuda_check.cuh"
+#include "nearfield/direct.hpp"
+
+namespace gpufmm {
+namespace nearfield {
+namespace cuda {
+
+using gpufmm::cuda::check_launch;
+using gpufmm::cuda::clear_last_error;
+using gpufmm::cuda::DeviceGuard;
+using gpufmm::cuda::grid_for;
+using gpufmm::cuda::stream_of;
+using gpufmm::cuda::StreamBuffer;
+
+namespace {
+
+constexpr int kBlock = 256;  // threads per block = sources per tile
+
+// Targets per thread: each source record read from shared memory serves K
+// targets (fewer shared-memory loads per pair, more independent work per
+// thread). Measured on an H100 (Laplace): +3% in float with K = 4; in
+// double, K > 1 gains nothing (the pair is bound by FP64 throughput) and
+// K = 4 loses.
+template <class T>
+struct TargetsPerThread {
+  static constexpr int value = sizeof(T) == 4 ? 4 : 1;
+};
+
+template <bool kDipole>
+struct Stride {
+  static constexpr int value = kDipole ? 8 : 4;
+};
+
+// Grid: x over blocks of K * kBlock targets (thread t of block b owns targets
+// b * K * kBlock + k * kBlock + t, k < K), y over source chunks of `chunk`
+// sources (a multiple of kBlock). Part p = blockIdx.y writes
+// pot[p * ntrg + i] and grad[p * 3 * ntrg + 3 i + c]; pot or grad may be NULL
+// (not wanted).
+template <class Kern, class T, bool kCharge, bool kDipole, bool kGrad>
+__global__ void __launch_bounds__(kBlock)
+    direct_kernel(Kern kern, int64_t ntrg, const T* __restrict__ trg, int64_t nsrc, int64_t chunk,
+                  const T* __restrict__ src, T* __restrict__ pot, T* __restrict__ grad) {
+  constexpr int S = Stride<kDipole>::value;
+  constexpr int K = TargetsPerThread<T>::value;
+  __shared__ __align__(16) T tile[kBlock * S];
+
+  const int64_t first = int64_t(blockIdx.x) * (K * kBlock) + threadIdx.x;
+  T y[K][3], v[K], gx[K], gy[K], gz[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int64_t i = first + int64_t(k) * kBlock;
+    const bool active = i < ntrg;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) y[k][c] = active ? trg[3 * i + c] : T(0);
+    v[k] = gx[k] = gy[k] = gz[k] = T(0);
+  }
+
+  const int64_t j_begin = int64_t(blockIdx.y) * chunk;
+  const int64_t j_end = j_begin + chunk < nsrc ? j_begin + chunk : nsrc;
+  for (int64_t j0 = j_begin; j0 < j_end; j0 += kBlock) {
+    const int n = static_cast<int>(j_end - j0 < kBlock ? j_end - j0 : kBlock);
+    const T* __restrict__ s = src + j0 * S;
+    for (int e = threadIdx.x; e < n * S; e += kBlock) tile[e] = s[e];
+    __syncthreads();
+    // One source record (a shared-memory broadcast) against the K targets.
+    auto pair = [&](int j) {
+      const T* t = tile + j * S;
+      const T sx = t[0], sy = t[1], sz = t[2];
+      const T q = kCharge ? t[3] : T(0);
+      const T dx = kDipole ? t[4] : T(0), dy = kDipole ? t[5] : T(0), dz = kDipole ? t[6] : T(0);
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        kern.template accumulate<kCharge, kDipole, kGrad>(y[k][0] - sx, y[k][1] - sy, y[k][2] - sz, q, dx, dy, dz,
+                                                          v[k], gx[k], gy[k], gz[k]);
+    };
+    if (n == kBlock) {
+#pragma unroll 16
+      for (int j = 0; j < kBlock; ++j) pair(j);
+    } else {
+      for (int j = 0; j < n; ++j) pair(j);
+    }
+    __syncthreads();
+  }
+
+  const int64_t part = blockIdx.y;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int64_t i = first + int64_t(k) * kBlock;
+    if (i < ntrg) {
+      if (pot) pot[part * ntrg + i] = v[k];
+      if (kGrad) {
+        T* g = grad + part * 3 * ntrg + 3 * i;
+        g[0] = gx[k];
+        g[1] = gy[k];
+        g[2] = gz[k];
+      }
+    }
+  }
+}
+
+// out[e] = sum over p < parts of in[p * n + e], in the order p = 0, 1, ...,
+// converted to double.
+template <class T>
+__global__ void sum_parts_kernel(int64_t n, int parts, const T* __restrict__ in, double* __restrict__ out) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    T s = in[e];
+    for (int p = 1; p < parts; ++p) s += in[int64_t(p) * n + e];
+    out[e] = static_cast<double>(s);
+  }
+}
+
+// Source records (stride S) and target coordinates in T, relative to origin.
+// Device inputs are checked here too: bad[0..3] (initialised to ~0) receive
+// the first index of a non-finite source coordinate, charge, dipole and
+// target coordinate.
+__device__ __forceinline__ bool finite3(const double* p) {
+  return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
+}
+
+template <class T, int S>
+__global__ void pack_kernel(int64_t nsrc, const double* __restrict__ xyz, const double* __restrict__ q,
+                            const double* __restrict__ d, int64_t ntrg, const double* __restrict__ txyz, double ox,
+                            double oy, double oz, T* __restrict__ rec, T* __restrict__ trg,
+                            unsigned long long* __restrict__ bad) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < nsrc || j < ntrg; j += stride) {
+    if (j < nsrc) {
+      T* r = rec + j * S;
+      r[0] = T(xyz[3 * j] - ox);
+      r[1] = T(xyz[3 * j + 1] - oy);
+      r[2] = T(xyz[3 * j + 2] - oz);
+      r[3] = q ? T(q[j]) : T(0);
+      if (!finite3(xyz + 3 * j)) atomicMin(bad, (unsigned long long)j);
+      if (q && !isfinite(q[j])) atomicMin(bad + 1, (unsigned long long)j);
+      if (S == 8) {
+        r[4] = d ? T(d[3 * j]) : T(0);
+        r[5] = d ? T(d[3 * j + 1]) : T(0);
+        r[6] = d ? T(d[3 * j + 2]) : T(0);
+        r[7] = T(0);
+        if (d && !finite3(d + 3 * j)) atomicMin(bad + 2, (unsigned long long)j);
+      }
+    }
+    if (j < ntrg) {
+      trg[3 * j] = T(txyz[3 * j] - ox);
+      trg[3 * j + 1] = T(txyz[3 * j + 1] - oy);
+      trg[3 * j + 2] = T(txyz[3 * j + 2] - oz);
+      if (!finite3(txyz + 3 * j)) atomicMin(bad + 3, (unsigned long long)j);
+    }
+  }
+}
+
+// Per block: min and max of x, y, z over the points of two sets -> out[6 b ..].
+constexpr int kBoxBlock = 256;
+__global__ void __launch_bounds__(kBoxBlock)
+    bounds_kernel(int64_t n0, const double* __restrict__ p0, int64_t n1, const double* __restrict__ p1,
+                  double* __restrict__ out) {
+  __shared__ double red[6][kBoxBlock];
+  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n0 + n1; i += stride) {
+    const double* p = i < n0 ? p0 + 3 * i : p1 + 3 * (i - n0);
+    for (int c = 0; c < 3; ++c) {
+      lo[c] = fmin(lo[c], p[c]);
+      hi[c] = fmax(hi[c], p[c]);
+    }
+  }
+  for (int c = 0; c < 3; ++c) {
+    red[c][threadIdx.x] = lo[c];
+    red[3 + c][threadIdx.x] = hi[c];
+  }
+  __syncthreads();
+  for (int w = kBoxBlock / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w)
+      for (int c = 0; c < 3; ++c) {
+        red[c][threadIdx.x] = fmin(red[c][threadIdx.x], red[c][threadIdx.x + w]);
+        red[3 + c][threadIdx.x] = fmax(red[3 + c][threadIdx.x], red[3 + c][threadIdx.x + w]);
+      }
+    __syncthreads();
+  }
+  if (threadIdx.x < 6) out[6 * blockIdx.x + threadIdx.x] = red[threadIdx.x][0];
+}
+
+// The centre of the bounding box of device points (direct_origin's rule).
+void device_origin(Context& ctx, const DirectArgs& a, double origin[3]) {
+  const int64_t n1 = a.targets == a.sources && a.ntrg <= a.nsrc ? 0 : a.ntrg;
+  const unsigned blocks = std::min(grid_for(a.nsrc + n1, kBoxBlock), 1024u);
+  StreamBuffer part(ctx, size_t(6) * blocks * sizeof(double), "direct-sum bounds");
+  cudaStream_t s = stream_of(ctx);
+  clear_last_error();
+  bounds_kernel<<<blocks, kBoxBlock, 0, s>>>(a.nsrc, a.sources, n1, a.targets, static_cast<double*>(part.get()));
+  check_launch("bounds_kernel");
+  std::vector<double> h(size_t(6) * blocks);
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(h.data(), part.get(), h.size() * sizeof(double), cudaMemcpyDeviceToHost, s));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (int c = 0; c < 3; ++c) {
+    double lo = HUGE_VAL, hi = -HUGE_VAL;
+    for (unsigned b = 0; b < blocks; ++b) {
+      lo = std::min(lo, h[6 * b + c]);
+      hi = std::max(hi, h[6 * b + 3 + c]);
+    }
+    origin[c] = lo <= hi ? 0.5 * lo + 0.5 * hi : 0.0;
+  }
+}
+
+// A CUDA event (for kernel timing), destroyed on scope exit.
+class Event {
+ public:
+  Event() { GPUFMM_CUDA_CHECK(cudaEventCreate(&e_)); }
+  ~Event() {
+    if (cudaEventDestroy(e_) != cudaSuccess) (void)cudaGetLastError();
+  }
+  cudaEvent_t get() const { return e_; }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+struct Launch {
+  int64_t ntrg, nsrc, chunk;
+  int parts;
+  dim3 grid;
+};
+
+// Chooses the source split. A grid of equal blocks runs in waves of `slots`
+// resident blocks (SMs x blocks per SM), so nbx target blocks take
+// ceil(nbx / slots) block-times: with 3.7 waves, 7% of the GPU idles in the
+// last one, and with fewer blocks than slots most of it idles. Splitting the
+// sources into `parts` chunks makes nbx * parts shorter work items; the split
+// with the best wave efficiency (items / (waves * slots)) is taken, more parts
+// only for a gain of 1% or more (each part costs a pass over its partial sums),
+// with chunks of at least 2 tiles and the partial sums within 512 MiB.
+Launch plan_launch(int64_t ntrg, int64_t nsrc, int targets_per_block, int blocks_per_sm,
+                   size_t out_bytes_per_target) {
+  int dev = 0, sms = 0;
+  GPUFMM_CUDA_CHECK(cudaGetDevice(&dev));
+  GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int64_t slots = int64_t(std::max(sms, 1)) * std::max(blocks_per_sm, 1);
+  const int64_t nbx = (ntrg + targets_per_block - 1) / targets_per_block;
+  require(nbx <= 0x7fffffff, GPUFMM_ERROR_NOT_SUPPORTED, "direct: ", ntrg, " targets exceed the CUDA grid limit");
+  const int64_t tiles = (nsrc + kBlock - 1) / kBlock;
+  const int64_t by_memory = std::max<int64_t>(
+      1, int64_t(512) * 1024 * 1024 / std::max<int64_t>(1, ntrg * int64_t(out_bytes_per_target)));
+  const int64_t max_parts = std::max<int64_t>(1, std::min<int64_t>({tiles / 2, by_memory, 256}));
+  Launch l;
+  l.ntrg = ntrg;
+  l.nsrc = nsrc;
+  l.parts = 1;
+  l.chunk = tiles * kBlock;
+  double best = -1;
+  for (int64_t want = 1; want <= max_parts; ++want) {
+    const int64_t chunk = (tiles + want - 1) / want * kBlock;  // whole tiles
+    const int64_t parts = (nsrc + chunk - 1) / chunk;
+    if (parts != want) continue;  // the same split as a smaller `want`
+    const int64_t items = nbx * parts, waves = (items + slots - 1) / slots;
+    const double eff = double(items) / double(waves * slots);
+    if (eff > best + 0.01) {
+      best = eff;
+      l.parts = static_cast<int>(parts);
+      l.chunk = chunk;
+    }
+  }
+  l.grid = dim3(static_cast<unsigned>(nbx), static_cast<unsigned>(l.parts), 1);
+  return l;
+}
+
+template <class T>
+T* ptr(const StreamBuffer& b) {
+  return static_cast<T*>(b.get());
+}
+
+// Throws INVALID_ARGUMENT naming the first non-finite device input found by
+// pack_kernel (host inputs are checked by the C thunk).
+void check_inputs(cudaStream_t stream, const unsigned long long* d_bad) {
+  unsigned long long bad[4];
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost, stream));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const char* what[4][2] = {{"sources", "point"}, {"charges", "charge"}, {"dipoles", "dipole"}, {"targets", "point"}};
+  for (int k = 0; k < 4; ++k)
+    require(bad[k] == ~0ull, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", what[k][0], "': ", what[k][1], " ", bad[k],
+            " has a NaN or Inf value");
+}
+
+template <class T>
+void launch_sum_parts(int64_t n, int parts, const T* in, double* out, cudaStream_t s) {
+  if (n == 0) return;
+  clear_last_error();
+  sum_parts_kernel<T><<<grid_for(n, kBlock), kBlock, 0, s>>>(n, parts, in, out);
+  check_launch("sum_parts_kernel");
+}
+
+// Device copies (or views) of the double inputs and outputs of one call.
+struct DeviceData {
+  const double *src = nullptr, *q = nullptr, *d = nullptr, *trg = nullptr;
+  double *pot = nullptr, *grad = nullptr;
+};
+
+// Pack, kernel(s), conversion to double into x.pot / x.grad (device) for
+// one kernel instance.
+template <bool kC, bool kD, bool kG, class Kern, class T>
+void execute(Context& ctx, const Kern& kern, const DirectArgs& a, const DeviceData& x, DirectTiming* timing) {
+  cudaStream_t stream = stream_of(ctx);
+  constexpr int S = Stride<kD>::value;
+  const size_t tb = sizeof(T);
+  int bps = 0;
+  GPUFMM_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, direct_kernel<Kern, T, kC, kD, kG>, kBlock, 0));
+  const Launch l = plan_launch(a.ntrg, a.nsrc, TargetsPerThread<T>::value * kBlock, bps,
+                               ((a.pot ? 1 : 0) + (kG ? 3 : 0)) * tb);
+  const size_t nt = size_t(a.ntrg), ns = size_t(a.nsrc);
+  StreamBuffer d_rec(ctx, ns * S * tb, "direct-sum sources");
+  StreamBuffer d_trg(ctx, 3 * nt * tb, "direct-sum targets");
+  StreamBuffer p_pot(ctx, a.pot ? nt * l.parts * tb : 0, "direct-sum partial potentials");
+  StreamBuffer p_grad(ctx, kG ? 3 * nt * l.parts * tb : 0, "direct-sum partial gradients");
+  StreamBuffer d_bad(ctx, 4 * sizeof(unsigned long long), "direct-sum input check");
+
+  Event start, stop;
+  GPUFMM_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(d_bad.get(), 0xff, 4 * sizeof(unsigned long long), stream));
+  clear_last_error();
+  pack_kernel<T, S><<<grid_for(int64_t(std::max(ns, nt)), kBlock), kBlock, 0, stream>>>(
+      a.nsrc, x.src, x.q, x.d, a.ntrg, x.trg, a.origin[0], a.origin[1], a.origin[2], ptr<T>(d_rec), ptr<T>(d_trg),
+      ptr<unsigned long long>(d_bad));
+  check_launch("pack_kernel");
+  if (a.on_context) check_inputs(stream, ptr<unsigned long long>(d_bad));  // before any output is written
+  direct_kernel<Kern, T, kC, kD, kG><<<l.grid, kBlock, 0, stream>>>(
+      kern, l.ntrg, ptr<T>(d_trg), l.nsrc, l.chunk, ptr<T>(d_rec), a.pot ? ptr<T>(p_pot) : nullptr,
+      kG ? ptr<T>(p_grad) : nullptr);
+  check_launch("direct_kernel");
+  if (a.pot) launch_sum_parts<T>(a.ntrg, l.parts, ptr<T>(p_pot), x.pot, stream);
+  if (kG) launch_sum_parts<T>(3 * a.ntrg, l.parts, ptr<T>(p_grad), x.grad, stream);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+  GPUFMM_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  float ms = 0;
+  GPUFMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  if (timing) timing->kernel_seconds = 1e-3 * ms;
+}
+
+template <class T>
+void run(Context& ctx, const kernels::KernelDesc& desc, const DirectArgs& a, const DeviceData& x,
+         DirectTiming* timing) {
+  kernels::with_kernel<T>(desc, [&](auto k) {
+    using K = decltype(k);
+    kernels::with_sources<K::kDipoles>(a.charges != nullptr, a.dipoles != nullptr, a.grad != nullptr,
+                                       [&](auto c, auto d, auto g) {
+                                         execute<decltype(c)::value, decltype(d)::value, decltype(g)::value, K,
+                                                 T>(ctx, k, a, x, timing);
+                                       });
+  });
+}
+
+}  // namespace
+
+void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision, const DirectArgs& args,
+            DirectTiming* timing) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (timing) *timing = DirectTiming();
+  DirectArgs a = args;
+  DeviceGuard guard(ctx);  // outlives the buffers below
+  cudaStream_t stream = stream_of(ctx);
+  const size_t nt = size_t(a.ntrg), ns = size_t(a.nsrc), db = sizeof(double);
+  const bool host = !a.on_context;
+  const bool same = a.targets == a.sources;
+  // Host data: uploaded in double (the conversion to T runs on the device).
+  StreamBuffer h_src(ctx, host ? 3 * ns * db : 0, "direct-sum source coordinates");
+  StreamBuffer h_q(ctx, host && a.charges ? ns * db : 0, "direct-sum charges");
+  StreamBuffer h_d(ctx, host && a.dipoles ? 3 * ns * db : 0, "direct-sum dipoles");
+  StreamBuffer h_trg(ctx, host && !same ? 3 * nt * db : 0, "direct-sum target coordinates");
+  StreamBuffer h_pot(ctx, host && a.pot ? nt * db : 0, "direct-sum potentials");
+  StreamBuffer h_grad(ctx, host && a.grad ? 3 * nt * db : 0, "direct-sum gradients");
+  DeviceData x;
+  if (host) {
+    auto up = [&](const StreamBuffer& b, const double* p, size_t n) -> const double* {
+      if (!p) return nullptr;
+      GPUFMM_CUDA_CHECK(cudaMemcpyAsync(b.get(), p, n * db, cudaMemcpyHostToDevice, stream));
+      return static_cast<const double*>(b.get());
+    };
+    x.src = up(h_src, a.sources, 3 * ns);
+    x.q = up(h_q, a.charges, ns);
+    x.d = up(h_d, a.dipoles, 3 * ns);
+    x.trg = same ? x.src : up(h_trg, a.targets, 3 * nt);
+    x.pot = a.pot ? ptr<double>(h_pot) : nullptr;
+    x.grad = a.grad ? ptr<double>(h_grad) : nullptr;
+  } else {
+    x = DeviceData{a.sources, a.charges, a.dipoles, a.targets, a.pot, a.grad};
+    if (precision == GPUFMM_FLOAT32 && a.nsrc + a.ntrg > 0) device_origin(ctx, a, a.origin);
+  }
+  if (a.ntrg > 0) {
+    if (a.nsrc == 0) {  // nothing acts on the targets
+      if (x.pot) GPUFMM_CUDA_CHECK(cudaMemsetAsync(x.pot, 0, nt * db, stream));
+      if (x.grad) GPUFMM_CUDA_CHECK(cudaMemsetAsync(x.grad, 0, 3 * nt * db, stream));
+    } else if (precision == GPUFMM_FLOAT32) {
+      run<float>(ctx, k, a, x, timing);
+    } else {
+      run<double>(ctx, k, a, x, timing);
+    }
+    // Everything succeeded: only now are the host outputs written.
+    if (host && a.pot) GPUFMM_CUDA_CHECK(cudaMemcpyAsync(a.pot, x.pot, nt * db, cudaMemcpyDeviceToHost, stream));
+    if (host && a.grad)
+      GPUFMM_CUDA_CHECK(cudaMemcpyAsync(a.grad, x.grad, 3 * nt * db, cudaMemcpyDeviceToHost, stream));
+  }
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (timing)
+    timing->total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace cuda
+}  // namespace nearfield
+}  // namespace gpufmm

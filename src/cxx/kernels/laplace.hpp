@@ -1,0 +1,64 @@
+// The Laplace kernel G(y, x) = 1/|y - x| (no 1/(4 pi)), sources with charges
+// q and/or dipoles d:
+//
+//   phi(y)      = sum_j q_j / r_j + d_j . R_j / r_j^3,        R_j = y - x_j, r_j = |R_j|
+//   grad phi(y) = sum_j -q_j R_j / r_j^3 + d_j / r_j^3 - 3 (d_j . R_j) R_j / r_j^5
+//
+// The dipole term is d . grad_x (1/|y - x|) at x = x_j (the field of a
+// dipole pointing along d). A source that coincides exactly with the target
+// (r == 0) contributes nothing (no self term). The interface every kernel
+// has is described in kernels/kernel.hpp.
+#pragma once
+
+#include "kernels/fast_math.hpp"
+
+namespace gpufmm {
+namespace kernels {
+
+template <class T>
+struct Laplace {
+  static constexpr bool kDipoles = true;      // sources may carry dipoles
+  static constexpr bool kSymmetric = true;    // G(y, x) = G(x, y)
+  static constexpr bool kHomogeneous = true;  // G(s R) = s^kDegree G(R)
+  static constexpr int kDegree = -1;
+  static constexpr bool kCoincidentZero = true;  // r == 0 adds exactly zero
+
+  // One source (charge q and/or dipole (dx, dy, dz)) acting on one target,
+  // (rx, ry, rz) = y - x: v += phi and, when kG, (gx, gy, gz) += grad phi.
+  // kC / kD say which of q and d the source carries (the other arguments
+  // are then ignored). The reciprocal square root is taken unconditionally
+  // (Inf or NaN at r == 0) and then selected away, with no branch, so that
+  // loops over sources vectorise on the CPU and compile to straight-line
+  // code (a compare and a select) on the GPU.
+  template <bool kC, bool kD, bool kG>
+  GPUFMM_HD_INLINE void accumulate(T rx, T ry, T rz, T q, T dx, T dy, T dz, T& v, T& gx, T& gy,
+                                   T& gz) const {
+    const T r2 = rx * rx + ry * ry + rz * rz;
+    const T rs = fast_rsqrt(r2);
+    const T inv_r = r2 != T(0) ? rs : T(0);  // no self interaction
+    const T inv_r2 = inv_r * inv_r;
+    const T inv_r3 = inv_r2 * inv_r;
+    if (kC) {
+      v += q * inv_r;
+      if (kG) {
+        const T c = -q * inv_r3;
+        gx += c * rx;
+        gy += c * ry;
+        gz += c * rz;
+      }
+    }
+    if (kD) {
+      const T dr = (dx * rx + dy * ry + dz * rz) * inv_r3;
+      v += dr;
+      if (kG) {
+        const T c = T(3) * dr * inv_r2;
+        gx += dx * inv_r3 - c * rx;
+        gy += dy * inv_r3 - c * ry;
+        gz += dz * inv_r3 - c * rz;
+      }
+    }
+  }
+};
+
+}  // namespace kernels
+}  // namespace gpufmm

@@ -1,0 +1,167 @@
+#include "lists/lists.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace gpufmm {
+namespace lists {
+
+namespace {
+double wall_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+LevelOffsets offsets_of(const tree::PointSet& ps) {
+  LevelOffsets o;
+  const int64_t last = ps.level_offset.empty() ? 0 : ps.level_offset.back();
+  for (int i = 0; i < tree::kMaxLevel + 2; ++i)
+    o.v[i] = i < static_cast<int>(ps.level_offset.size()) ? ps.level_offset[static_cast<size_t>(i)] : last;
+  return o;
+}
+}  // namespace
+
+std::unique_ptr<Lists> build(const tree::Tree& t, unsigned which) {
+  require(which <= kAllLists, GPUFMM_ERROR_INVALID_ARGUMENT, "list mask ", which,
+          " is not a mask of GPUFMM_TREE_LIST_BIT(0..3)");
+  const double t0 = wall_seconds();
+  auto out = std::make_unique<Lists>(t.ctx);
+  detail::allocate_offsets(t, *out, which);
+  if (t.ctx.on_gpu()) {
+#ifdef GPUFMM_HAVE_CUDA
+    detail::build_cuda(t, *out);
+#endif
+  } else {
+    detail::build_cpu(t, *out);
+  }
+  out->seconds = wall_seconds() - t0;
+  return out;
+}
+
+namespace detail {
+
+RowView row_view(const tree::Tree& t, unsigned want) {
+  const tree::PointSet& S = t.src;
+  const tree::PointSet& R = t.receivers();
+  RowView v{};
+  v.skey = S.box_key;
+  v.schild = S.child_offset;
+  v.soff = offsets_of(S);
+  v.rkey = R.box_key;
+  v.rparent = R.parent;
+  v.roff = offsets_of(R);
+  v.l_max = t.l_max;
+  v.want = want;
+  return v;
+}
+
+void allocate_offsets(const tree::Tree& t, Lists& out, unsigned which) {
+  const int64_t rows = t.receivers().nboxes;
+  tree::Slab slab;
+  for (int k = 0; k < kNumLists; ++k) {
+    List& l = out.list[k];
+    l.built = (which >> k) & 1u;
+    l.rows = l.built ? rows : 0;
+    l.nnz = 0;
+    if (l.built) slab.add(&l.offsets, rows + 1);
+  }
+  slab.allocate(out.memory, "list offsets");
+}
+
+void allocate_entries(Lists& out, const int64_t nnz[kNumLists]) {
+  tree::Slab slab;
+  for (int k = 0; k < kNumLists; ++k) {
+    List& l = out.list[k];
+    if (!l.built) continue;
+    l.nnz = nnz[k];
+    slab.add(&l.index, l.nnz);
+    if (k != kNeighbors) slab.add(&l.cls, l.nnz);
+  }
+  slab.allocate(out.memory, "interaction lists");
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- host copies
+
+double class_eta(int32_t cls) {
+  bool to_parent = false;
+  double off[3], eta = 0;
+  return tree::decode_class(cls, to_parent, off, eta) ? eta : 0.0;
+}
+
+HostLists to_host(const tree::Tree& t, const Lists& l) {
+  HostLists h;
+  for (int k = 0; k < kNumLists; ++k) {
+    const List& s = l.list[k];
+    HostList& o = h[k];
+    o.built = s.built;
+    if (!s.built) continue;
+    o.offsets = tree::host_copy(t, s.offsets, s.rows + 1);
+    o.index = tree::host_copy(t, s.index, s.nnz);
+    if (k != kNeighbors) {
+      o.cls = tree::host_copy(t, s.cls, s.nnz);
+      o.eta.resize(o.cls.size());
+      std::transform(o.cls.begin(), o.cls.end(), o.eta.begin(), class_eta);
+    }
+  }
+  return h;
+}
+
+// ---------------------------------------------------------------- statistics
+
+namespace {
+// Levels whose rows count in the whole-list statistics.
+void list_levels(int list, int l_max, int& lo, int& hi) {
+  lo = 0;
+  hi = l_max;
+  if (list == kM2L || list == kType1) lo = 2;
+  if (list == kType2) {
+    lo = 1;
+    hi = l_max - 1;
+  }
+}
+
+void add_row(gpufmm_tree_list_stats_t& s, int64_t len) {
+  if (s.rows == 0) {
+    s.min = s.max = len;
+  } else {
+    s.min = std::min(s.min, len);
+    s.max = std::max(s.max, len);
+  }
+  s.rows += 1;
+  s.entries += len;
+}
+
+void finish(gpufmm_tree_list_stats_t& s) {
+  s.mean = s.rows > 0 ? static_cast<double>(s.entries) / static_cast<double>(s.rows) : 0.0;
+}
+}  // namespace
+
+void add_stats(const tree::Tree& t, const Lists& lists, gpufmm_tree_stats_t& st) {
+  const tree::PointSet& r = t.receivers();
+  for (int k = 0; k < kNumLists; ++k) {
+    const List& l = lists.list[k];
+    if (!l.built) continue;
+    st.lists[k].built = 1;
+    std::vector<int64_t> off = tree::host_copy(t, l.offsets, l.rows + 1);
+    int lo, hi;
+    list_levels(k, t.l_max, lo, hi);
+    for (int lev = 0; lev <= t.l_max; ++lev) {
+      gpufmm_tree_list_stats_t& ls = st.list_levels[k][lev];
+      ls.built = 1;
+      for (int64_t row = r.level_offset[lev]; row < r.level_offset[lev + 1]; ++row) {
+        const int64_t len = off[row + 1] - off[row];
+        add_row(ls, len);
+        if (lev >= lo && lev <= hi) add_row(st.lists[k], len);
+      }
+      finish(ls);
+    }
+    finish(st.lists[k]);
+  }
+  st.time_lists = lists.seconds;
+  st.time_total += lists.seconds;
+}
+
+}  // namespace lists
+}  // namespace gpufmm

@@ -1,0 +1,162 @@
+// Direct summation on the CPU backend (OpenMP), and the backend dispatch of
+// nearfield::direct. The per-pair math is the kernel struct's accumulate
+// (src/cxx/kernels), in the source loop of nearfield/p2p.hpp shared with the
+// FMM's P2P; the CUDA kernel calls the same structs.
+//
+// Layout: the sources are converted once to structure-of-arrays in the
+// working precision T (float or double), padded to a multiple of kLanes, so
+// that the inner loop over sources is a unit-stride SIMD loop. The targets
+// are split into blocks of kTargetBlock, one block per OpenMP work item;
+// each block sweeps the sources in tiles of kSourceTile, which stay in
+// L1/L2 while the block's targets use them. Accumulation is in T; the
+// results are converted to double at the end. GCC vectorises the source loop
+// only with -fno-math-errno -fno-trapping-math (CMakeLists.txt sets them for
+// this folder).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "core/error.hpp"
+#include "nearfield/direct.hpp"
+#include "nearfield/p2p.hpp"
+#include "tree/parallel.hpp"
+
+namespace gpufmm {
+namespace nearfield {
+
+namespace {
+
+constexpr int64_t kTargetBlock = 32;
+constexpr int64_t kSourceTile = 1024;
+static_assert(kSourceTile % kLanes == 0, "source tiles are whole lane groups");
+
+template <class T>
+Sources<T, T> to_soa(const DirectArgs& a) {
+  Sources<T, T> s(padded(a.nsrc));
+#pragma omp parallel for schedule(static)
+  for (int64_t j = 0; j < a.nsrc; ++j) {
+    s.x[j] = static_cast<T>(a.sources[3 * j] - a.origin[0]);
+    s.y[j] = static_cast<T>(a.sources[3 * j + 1] - a.origin[1]);
+    s.z[j] = static_cast<T>(a.sources[3 * j + 2] - a.origin[2]);
+    if (a.charges) s.q[j] = static_cast<T>(a.charges[j]);
+    if (a.dipoles) {
+      s.dx[j] = static_cast<T>(a.dipoles[3 * j]);
+      s.dy[j] = static_cast<T>(a.dipoles[3 * j + 1]);
+      s.dz[j] = static_cast<T>(a.dipoles[3 * j + 2]);
+    }
+  }
+  return s;
+}
+
+template <bool kC, bool kD, bool kG, class K, class T>
+void direct_sum(const K& k, const Sources<T, T>& s, const DirectArgs& a) {
+  const int64_t nblocks = (a.ntrg + kTargetBlock - 1) / kTargetBlock;
+  const int64_t ns = static_cast<int64_t>(s.x.size());  // padded
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t i0 = b * kTargetBlock, i1 = std::min(a.ntrg, i0 + kTargetBlock);
+    const int nb = static_cast<int>(i1 - i0);
+    T yx[kTargetBlock], yy[kTargetBlock], yz[kTargetBlock];
+    T pv[kTargetBlock], px[kTargetBlock], py[kTargetBlock], pz[kTargetBlock];
+    for (int t = 0; t < nb; ++t) {
+      yx[t] = static_cast<T>(a.targets[3 * (i0 + t)] - a.origin[0]);
+      yy[t] = static_cast<T>(a.targets[3 * (i0 + t) + 1] - a.origin[1]);
+      yz[t] = static_cast<T>(a.targets[3 * (i0 + t) + 2] - a.origin[2]);
+      pv[t] = px[t] = py[t] = pz[t] = T(0);
+    }
+    for (int64_t j0 = 0; j0 < ns; j0 += kSourceTile) {
+      const int64_t j1 = std::min(ns, j0 + kSourceTile);
+      for (int t = 0; t < nb; ++t) {
+        T v, gx, gy, gz;
+        sum_sources<kC, kD, kG>(k, yx[t], yy[t], yz[t], j0, j1, s, v, gx, gy, gz);
+        pv[t] += v;
+        px[t] += gx;
+        py[t] += gy;
+        pz[t] += gz;
+      }
+    }
+    for (int t = 0; t < nb; ++t) {
+      const int64_t i = i0 + t;
+      if (a.pot) a.pot[i] = static_cast<double>(pv[t]);
+      if (kG) {
+        a.grad[3 * i] = static_cast<double>(px[t]);
+        a.grad[3 * i + 1] = static_cast<double>(py[t]);
+        a.grad[3 * i + 2] = static_cast<double>(pz[t]);
+      }
+    }
+  }
+}
+
+template <class T>
+void run(const kernels::KernelDesc& desc, const DirectArgs& a) {
+  const Sources<T, T> s = to_soa<T>(a);  // may throw bad_alloc: outputs untouched
+  kernels::with_kernel<T>(desc, [&](auto k) {
+    using K = decltype(k);
+    kernels::with_sources<K::kDipoles>(a.charges != nullptr, a.dipoles != nullptr, a.grad != nullptr,
+                                       [&](auto c, auto d, auto g) { direct_sum<decltype(c)::value, decltype(d)::value, decltype(g)::value>(k, s, a); });
+  });
+}
+
+}  // namespace
+
+namespace cpu {
+
+void direct(const kernels::KernelDesc& k, gpufmm_dtype_t precision, const DirectArgs& a, DirectTiming* timing) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (a.ntrg > 0) {
+    if (precision == GPUFMM_FLOAT32)
+      run<float>(k, a);
+    else
+      run<double>(k, a);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (timing) {
+    timing->kernel_seconds = s;
+    timing->total_seconds = s;
+  }
+}
+
+}  // namespace cpu
+
+void direct_origin(const DirectArgs& a, double origin[3]) {
+  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  tree::detail::bounding_box(a.sources, a.nsrc, lo, hi);
+  if (!(a.targets == a.sources && a.ntrg <= a.nsrc)) tree::detail::bounding_box(a.targets, a.ntrg, lo, hi);
+  for (int k = 0; k < 3; ++k)
+    origin[k] = lo[k] <= hi[k] ? 0.5 * lo[k] + 0.5 * hi[k] : 0.0;  // halves first: no overflow
+}
+
+void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision, const DirectArgs& args,
+            DirectTiming* timing) {
+  require(precision == GPUFMM_FLOAT32 || precision == GPUFMM_FLOAT64, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "direct: precision ", static_cast<int>(precision), " is neither GPUFMM_FLOAT32 nor GPUFMM_FLOAT64");
+  require(args.charges || args.dipoles, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no charges and no dipoles");
+  require(args.pot || args.grad, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no output wanted");
+  require(!args.dipoles || kernels::kernel_has_dipoles(k.type), GPUFMM_ERROR_INVALID_ARGUMENT,
+          "direct: the ", kernels::kernel_name(k.type), " kernel takes no dipoles");
+  kernels::validate(k);
+  DirectArgs a = args;
+  // Float: coordinates relative to the bounding box's centre (their rounding
+  // to float is the dominant error of close pairs). Double: as given, so that
+  // every difference is one correctly rounded subtraction; a shift would
+  // round coordinates far smaller than it (6e-11 relative for pairs 1e-6
+  // apart near 0 in a unit box, test TightClustersDouble). Device data: the
+  // CUDA backend finds the centre on the device.
+  a.origin[0] = a.origin[1] = a.origin[2] = 0.0;
+  if (precision == GPUFMM_FLOAT32 && !a.on_context) direct_origin(a, a.origin);
+  if (ctx.on_gpu()) {
+#ifdef GPUFMM_HAVE_CUDA
+    cuda::direct(ctx, k, precision, a, timing);
+    return;
+#else
+    fail(GPUFMM_ERROR_INTERNAL, "direct: a CUDA context in a build without CUDA");
+#endif
+  }
+  cpu::direct(k, precision, a, timing);
+}
+
+}  // namespace nearfield
+}  // namespace gpufmm

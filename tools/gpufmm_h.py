@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The GPUFMM_* constants of a C header (bindings/c/gpufmm.h), for the fypp
+templates that tools/gen-fortran expands.
+
+constants(path) reads the header and returns its constants in groups, in the
+header's order: every member of every `enum` whose name starts with GPUFMM_
+(a member without `= value` counts on from the one before, as in C), and
+every object-like `#define GPUFMM_NAME value` (include guards without a value
+and function-like macros are left out). A value may be any C constant
+expression of integers and of constants defined before it; floating-point
+values and string literals are kept too. A define whose value is none of
+these stops the generator with a message, so that nothing is dropped
+silently. The comment that starts on the line of a constant becomes its doc.
+
+    python3 tools/gpufmm_h.py [HEADER]   # prints what it finds
+    python3 tools/gpufmm_h.py --self-test
+"""
+import collections
+import os
+import re
+import sys
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name; Fortran type; Fortran value; doc (list of lines, maybe empty)
+Constant = collections.namedtuple("Constant", "name ftype value doc")
+# source ("enum gpufmm_status_e" or "#define"); list of Constant
+Group = collections.namedtuple("Group", "source constants")
+
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(GPUFMM_\w+)(?![\w(])[ \t]*((?:\\\n|[^\n])*)", re.M)
+ENUM = re.compile(r"\benum\b\s*(\w*)\s*\{([^}]*)\}")
+ITEM = re.compile(r"\s*(\w+)\s*(?:=\s*(.*\S))?\s*$", re.S)
+INT_SUFFIX = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b")
+INT_EXPR = re.compile(r"^[\s\d()+\-*/%<>|&^~xXa-fA-F]*$")
+FLOAT = re.compile(r"^\(?\s*([+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)[fFlL]?\s*\)?$")
+STRING = re.compile(r'^"((?:[^"\\]|\\.)*)"$')
+DOC_WIDTH = 90
+
+
+def _line_of(text, pos):
+    return text.count("\n", 0, pos)
+
+
+def _doc(text, comments, pos):
+    """The comment that starts on the line of pos, after it, as doc lines."""
+    line = _line_of(text, pos)
+    for start, body in comments:
+        if start > pos and _line_of(text, start) == line:
+            words = " ".join(body.split())
+            return textwrap.wrap(words, DOC_WIDTH) if words else []
+    return []
+
+
+def _value(name, expr, known):
+    """(Fortran type, Fortran value) of a C constant expression."""
+    expr = " ".join(expr.replace("\\\n", " ").split())
+    m = STRING.match(expr)
+    if m:
+        return "character(len=*)", "'" + m.group(1).replace("'", "''") + "'"
+    m = FLOAT.match(expr)
+    if m and not re.fullmatch(r"[+-]?\d+", m.group(1)):
+        return "real(c_double)", m.group(1) + "_c_double"
+    py = re.sub(r"\bGPUFMM_\w+\b", lambda w: "(%d)" % known[w.group(0)] if w.group(0) in known
+                else w.group(0), expr)
+    py = INT_SUFFIX.sub(r"\1", py)
+    if not INT_EXPR.match(py) or not py.strip():
+        raise ValueError("%s: cannot read the value '%s' as a constant expression" % (name, expr))
+    py = py.replace("/", "//")
+    try:
+        v = eval(py, {"__builtins__": {}}, {})  # only digits and operators reach here
+    except Exception as exc:
+        raise ValueError("%s: cannot evaluate '%s': %s" % (name, expr, exc)) from exc
+    if not isinstance(v, int):
+        raise ValueError("%s: '%s' is not an integer" % (name, expr))
+    ftype = "integer(c_int)" if -2**31 <= v < 2**31 else "integer(c_int64_t)"
+    return ftype, str(v) if ftype == "integer(c_int)" else "%d_c_int64_t" % v
+
+
+def parse(text):
+    """Groups of constants of header text (see the module doc)."""
+    comments = [(m.start(), m.group(0)[2:-2] if m.group(0).startswith("/*") else m.group(0)[2:])
+                for m in COMMENT.finditer(text)]
+    # blank the comments out, keeping every position and line break
+    code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    # (position, source, name, expression: None for "the enum's previous value + 1")
+    found = []
+    for m in DEFINE.finditer(code):
+        if m.group(2).strip():
+            found.append((m.start(1), "#define", m.group(1), m.group(2)))
+    for m in ENUM.finditer(code):
+        offset = m.start(2)
+        for i, item in enumerate(m.group(2).split(",")):
+            im = ITEM.match(item)
+            if im and im.group(1).startswith("GPUFMM_"):
+                expr = im.group(2) if im.group(2) or i > 0 else "0"
+                found.append((offset + im.start(1), "enum " + (m.group(1) or "(anonymous)"),
+                              im.group(1), expr))
+            offset += len(item) + 1
+    found.sort()
+    known, groups, next_value = {}, [], 0
+    for pos, source, name, expr in found:
+        if expr is None:
+            ftype, value = "integer(c_int)", str(next_value)
+        else:
+            ftype, value = _value(name, expr, known)
+        if ftype.startswith("integer"):
+            known[name] = int(value.split("_")[0])
+            next_value = known[name] + 1
+        if not groups or groups[-1].source != source:
+            groups.append(Group(source, []))
+        groups[-1].constants.append(Constant(name, ftype, value, _doc(text, comments, pos)))
+    return groups
+
+
+def constants(path):
+    """Groups of constants of the header at path (relative to the repository root)."""
+    with open(os.path.join(ROOT, path)) as f:
+        return parse(f.read())
+
+
+SELF_TEST = r"""
+#ifndef GPUFMM_H
+#define GPUFMM_H
+#define GPUFMM_A (-1)      /* minus one */
+#define GPUFMM_B 0x10u
+#define GPUFMM_C (GPUFMM_B << 2 | 1) /* uses B,
+                                       on two lines */
+#define GPUFMM_BIT(x) (1 << (x))
+#define GPUFMM_BIG 4294967296LL
+#define GPUFMM_EPS 1e-6
+#define GPUFMM_NAME "it's"
+typedef enum gpufmm_kernel_e {
+  GPUFMM_KERNEL_LAPLACE,          /* 1/r */
+  GPUFMM_KERNEL_YUKAWA = 4,
+  GPUFMM_KERNEL_REG, GPUFMM_KERNEL_LAST = GPUFMM_KERNEL_REG + GPUFMM_B
+} gpufmm_kernel_t;
+#endif
+"""
+
+
+def self_test():
+    got = [(g.source, c.name, c.ftype, c.value, c.doc) for g in parse(SELF_TEST) for c in g.constants]
+    want = [
+        ("#define", "GPUFMM_A", "integer(c_int)", "-1", ["minus one"]),
+        ("#define", "GPUFMM_B", "integer(c_int)", "16", []),
+        ("#define", "GPUFMM_C", "integer(c_int)", "65", ["uses B, on two lines"]),
+        ("#define", "GPUFMM_BIG", "integer(c_int64_t)", "4294967296_c_int64_t", []),
+        ("#define", "GPUFMM_EPS", "real(c_double)", "1e-6_c_double", []),
+        ("#define", "GPUFMM_NAME", "character(len=*)", "'it''s'", []),
+        ("enum gpufmm_kernel_e", "GPUFMM_KERNEL_LAPLACE", "integer(c_int)", "0", ["1/r"]),
+        ("enum gpufmm_kernel_e", "GPUFMM_KERNEL_YUKAWA", "integer(c_int)", "4", []),
+        ("enum gpufmm_kernel_e", "GPUFMM_KERNEL_REG", "integer(c_int)", "5", []),
+        ("enum gpufmm_kernel_e", "GPUFMM_KERNEL_LAST", "integer(c_int)", "21", []),
+    ]
+    bad = [(g, w) for g, w in zip(got, want) if g != w] + [(g, None) for g in got[len(want):]] + \
+        [(None, w) for w in want[len(got):]]
+    for g, w in bad:
+        print("gpufmm_h self-test: got %s, want %s" % (g, w))
+    try:
+        parse("#define GPUFMM_X foo(3)\n")
+        print("gpufmm_h self-test: an unreadable value was not reported")
+        bad.append(None)
+    except ValueError:
+        pass
+    print("gpufmm_h self-test: %s" % ("FAILED" if bad else "passed"))
+    return 1 if bad else 0
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    for g in constants(argv[1] if len(argv) > 1 else "bindings/c/gpufmm.h"):
+        print(g.source)
+        for c in g.constants:
+            print("  %s %s = %s  %s" % (c.ftype, c.name, c.value, " ".join(c.doc)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
