@@ -38,7 +38,7 @@
 
 #include "common/distributions.hpp"
 #include "core/context.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "bench_args.hpp"
 #include "gpufmm.h"
 

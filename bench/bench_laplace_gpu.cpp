@@ -12,10 +12,11 @@
 //                     [--kernels "m2l=bpb;m2l=wpb"]
 //
 // --lmax forces the depths listed (default: the plan's cost model); --kernels
-// runs every case once per GPUFMM_LAPLACE_KERNELS string (';'-separated).
+// runs every case once per kernel-strategy string (';'-separated; keys and
+// values of fmm::laplace_gpu_parse_kernels, e.g. "m2l=bpb,p2p=tpt,m2l_group=4").
 //
 // Then, at N = 1e6 (uniform, double, eps 1e-6), every stage with each of its
-// kernel strategies (GPUFMM_LAPLACE_KERNELS, docs/laplace_gpu.md).
+// kernel strategies (options.gpu_*, docs/laplace_gpu.md).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "common/laplace_kernels.hpp"
 #include "common/rel_l2.hpp"
 #include "bench_args.hpp"
 #include "gpufmm.h"
@@ -66,10 +68,6 @@ Row run(Case& c, const std::string& dist, int precision, double eps, int repeat,
   r.eps = eps;
   const int64_t n = int64_t(c.src.size() / 3);
   r.n = n;
-  if (kernels)
-    setenv("GPUFMM_LAPLACE_KERNELS", kernels, 1);
-  else
-    unsetenv("GPUFMM_LAPLACE_KERNELS");
   gpufmm_laplace_options_t o;
   gpufmm_laplace_options_init(&o);
   o.eps = eps;
@@ -77,7 +75,8 @@ Row run(Case& c, const std::string& dist, int precision, double eps, int repeat,
   o.l_max = l_max;
   gpufmm_laplace_plan_t plan = nullptr;
   double t = now();
-  CHECK(gpufmm_laplace_plan_create(c.ctx, &o, n, c.src.data(), 0, nullptr, &plan));
+  CHECK(gpufmm_test::laplace_plan_create_kernels(c.ctx, &o, kernels ? kernels : "", n, c.src.data(), 0, nullptr,
+                                                 &plan));
   r.plan = now() - t;
   const gpufmm_dtype_t dt = gpufmm_dtype_t(precision);
   const int64_t dn[1] = {n}, dg[1] = {3 * n};
@@ -136,7 +135,6 @@ Row run(Case& c, const std::string& dist, int precision, double eps, int repeat,
   gpufmm_array_destroy(ap);
   gpufmm_array_destroy(ag);
   CHECK(gpufmm_laplace_plan_destroy(plan));
-  unsetenv("GPUFMM_LAPLACE_KERNELS");
   return r;
 }
 

@@ -23,7 +23,7 @@
 #include "bench_args.hpp"
 #include "common/distributions.hpp"
 #include "core/context.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 
 int main(int argc, char** argv) {

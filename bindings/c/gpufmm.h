@@ -438,8 +438,8 @@ gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double o
  * 3 x n (x0 y0 z0 x1 ...), charges and potentials n. The translation tables
  * depend only on (p, precision) and are cached per process and, on a GPU
  * context, per device (shared by plans; up to 64 MB per device, released
- * with the device's last context; GPUFMM_LAPLACE_TABLE_CACHE=0 turns the
- * caches off).
+ * with the device's last context; options.table_cache = 0 builds a plan's
+ * tables for it alone).
  */
 
 typedef struct gpufmm_laplace_plan_s* gpufmm_laplace_plan_t;
@@ -448,6 +448,18 @@ typedef enum gpufmm_laplace_stencil_e {
   GPUFMM_STENCIL_MODIFIED = 0, /* papers/000 sec. 2.2.3 (<= 109 + 80 M2L per box) */
   GPUFMM_STENCIL_STANDARD = 1  /* the classic list (<= 189 M2L per box)          */
 } gpufmm_laplace_stencil_t;
+
+/* Kernel strategy of one stage of the CUDA driver (options.gpu_*; ignored on
+ * the CPU). Which stage takes which is listed with the options; the kernels
+ * and their measured speed are in docs/laplace_gpu.md. */
+typedef enum gpufmm_laplace_strategy_e {
+  GPUFMM_STRATEGY_TPB = 0, /* thread per box                                   */
+  GPUFMM_STRATEGY_WPB = 1, /* warp per box                                     */
+  GPUFMM_STRATEGY_BPB = 2, /* block (or warps) per box, cooperative             */
+  GPUFMM_STRATEGY_GPB = 3, /* 8 threads per parent box (M2M)                    */
+  GPUFMM_STRATEGY_GRP = 4, /* grouped M2L: every level in one launch            */
+  GPUFMM_STRATEGY_TPT = 5  /* thread per target (L2P, P2P)                      */
+} gpufmm_laplace_strategy_t;
 
 typedef struct gpufmm_laplace_options_s {
   double eps;          /* requested relative L2 error of potential and gradient
@@ -462,9 +474,26 @@ typedef struct gpufmm_laplace_options_s {
                           per finest box (used when l_max = -1)                */
   int stencil;         /* a gpufmm_laplace_stencil_t, default MODIFIED          */
   int variable_truncation; /* 1 (default): p' of eq. 24 per translation; 0: p */
+  int table_cache;     /* 1 (default): translation tables shared through the
+                          per-process and per-device caches; 0: built for
+                          this plan alone                                      */
+  /* GPU context only: the kernel strategy of each stage (a
+   * gpufmm_laplace_strategy_t; defaults: the fastest measured on an H100):    */
+  int gpu_p2m;         /* BPB (default), WPB or TPB                             */
+  int gpu_m2m;         /* BPB (default), GPB or TPB                             */
+  int gpu_m2l;         /* GRP (default; BPB where p is too large for it), BPB,
+                          WPB or TPB                                           */
+  int gpu_l2l;         /* BPB (default) or TPB                                  */
+  int gpu_l2p;         /* TPT (default), BPB or TPB                             */
+  int gpu_p2p;         /* BPB (default) or TPT                                  */
+  int gpu_overlap;     /* 1 (default): near field on a second stream, alongside
+                          the far field; 0: after it                           */
+  int gpu_graph;       /* 1 (default): the device work of an evaluate replayed
+                          as one CUDA graph while the arguments repeat; 0:
+                          kernels launched one by one                          */
 } gpufmm_laplace_options_t;
 
-#define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace_basis.hpp) */
+#define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace/basis.hpp) */
 
 typedef struct gpufmm_laplace_info_s {
   int p;                 /* truncation number                                   */
@@ -493,7 +522,8 @@ gpufmm_status_t gpufmm_laplace_options_init(gpufmm_laplace_options_t* opt);
  * opt NULL = defaults.
  * Errors: INVALID_HANDLE (ctx); INVALID_ARGUMENT (plan NULL; nsrc or ntrg
  * negative; a NULL coordinate pointer with a positive count; eps not in
- * (0, 1); p, l_max, s_max, stencil, precision out of range; a NaN or Inf
+ * (0, 1); p, l_max, s_max, stencil, precision, a 0/1 flag or a gpu_* kernel
+ * out of range, named in the message; a NaN or Inf
  * coordinate, named with its index); OUT_OF_MEMORY; DEVICE. */
 gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_laplace_options_t* opt,
                                            int64_t nsrc, const double* sources, int64_t ntrg,

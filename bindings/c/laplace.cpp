@@ -10,19 +10,12 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/handles.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 
 using namespace gpufmm;
 
 namespace {
-
-void hand_out(std::unique_ptr<fmm::LaplacePlan> built, gpufmm_laplace_plan_t* out) {
-  auto h = std::make_unique<gpufmm_laplace_plan_s>();
-  h->plan = std::move(built);
-  register_handle(h.get(), HandleKind::LaplacePlan);
-  *out = h.release();
-}
 
 // A non-NULL array argument of evaluate_arrays: live, on the plan's context,
 // of the plan's precision, with `count` elements. Returns its data pointer.
@@ -60,7 +53,7 @@ gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_la
     Context* c = checked_context(ctx);
     require_out(plan, "plan");
     const fmm::LaplaceOptions o = fmm::laplace_options_from_c(opt);
-    hand_out(fmm::laplace_plan_create(*c, o, nsrc, sources, ntrg, targets), plan);
+    *plan = fmm::laplace_plan_handle(fmm::laplace_plan_create(*c, o, nsrc, sources, ntrg, targets));
   });
 }
 

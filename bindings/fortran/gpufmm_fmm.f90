@@ -42,7 +42,8 @@ module gpufmm_fmm
   implicit none
   private
 
-  ! The constants (GPUFMM_STENCIL_*, GPUFMM_LAPLACE_MAX_P) are in gpufmm_core.
+  ! The constants (GPUFMM_STENCIL_*, GPUFMM_LAPLACE_MAX_P, GPUFMM_STRATEGY_*) are in gpufmm_core,
+  ! generated from gpufmm.h.
 
   ! ------------------------------------------------------------------ types
 
@@ -64,6 +65,16 @@ module gpufmm_fmm
      integer(c_int) :: s_max = -1              !< -1: cost model; else points per finest box
      integer(c_int) :: stencil = GPUFMM_STENCIL_MODIFIED  !< GPUFMM_STENCIL_MODIFIED or _STANDARD
      integer(c_int) :: variable_truncation = 1 !< 1: p' of eq. 24 per translation; 0: p everywhere
+     integer(c_int) :: table_cache = 1         !< 1: tables from the process / device caches; 0: own
+     ! GPU context only: kernel strategy per stage (GPUFMM_KERNEL_*)
+     integer(c_int) :: gpu_p2m = GPUFMM_STRATEGY_BPB  !< BPB, WPB or TPB
+     integer(c_int) :: gpu_m2m = GPUFMM_STRATEGY_BPB  !< BPB, GPB or TPB
+     integer(c_int) :: gpu_m2l = GPUFMM_STRATEGY_GRP  !< GRP, BPB, WPB or TPB
+     integer(c_int) :: gpu_l2l = GPUFMM_STRATEGY_BPB  !< BPB or TPB
+     integer(c_int) :: gpu_l2p = GPUFMM_STRATEGY_TPT  !< TPT, BPB or TPB
+     integer(c_int) :: gpu_p2p = GPUFMM_STRATEGY_BPB  !< BPB or TPT
+     integer(c_int) :: gpu_overlap = 1         !< 1: near field on a second stream; 0: after the far field
+     integer(c_int) :: gpu_graph = 1           !< 1: evaluates replayed as one CUDA graph; 0: kernel by kernel
   end type gpufmm_laplace_options
 
   !> What gpufmm_laplace_plan_info returns: truncation number, depth, sizes,

@@ -20,7 +20,7 @@
 #include <random>
 #include <vector>
 
-#include "fmm/laplace.hpp"
+#include "fmm/laplace/math.hpp"
 #include "nearfield/p2p.hpp"
 
 namespace mini_fmm_test {

@@ -5,7 +5,8 @@
 //    targets and !=, charges and dipoles, double and float;
 //  - evaluate repeated with new charges equals a fresh plan (bit for bit:
 //    the GPU pipeline has no atomics in its sums);
-//  - every kernel strategy (GPUFMM_LAPLACE_KERNELS) agrees with the default;
+//  - every kernel strategy (options.gpu, laplace_gpu_parse_kernels) agrees
+//    with the default;
 //  - a CUDA graph replay gives the bits of kernels launched one by one;
 //  - evaluate_arrays with device arrays equals the host API; a NaN charge in
 //    a device array is reported with its index and leaves the outputs alone.
@@ -22,6 +23,7 @@
 
 #include "common/distributions.hpp"
 #include "common/gpu_cpu_fixture.hpp"
+#include "common/laplace_kernels.hpp"
 #include "common/rel_l2.hpp"
 #include "gpufmm.h"
 
@@ -47,10 +49,8 @@ struct Result {
 
 class CudaLaplaceFmm : public gpufmm_test::GpuCpuContexts {
  protected:
-  void TearDown() override {
-    unsetenv("GPUFMM_LAPLACE_KERNELS");
-    GpuCpuContexts::TearDown();
-  }
+  // Kernel strategies of the plans fmm() makes (laplace_gpu_parse_kernels).
+  std::string kernels;
 
   // Plan + evaluate on ctx; returns the plan's l_max and p through info.
   void fmm(gpufmm_context_t ctx, const gpufmm_laplace_options_t& opt, const std::vector<double>& src,
@@ -58,7 +58,8 @@ class CudaLaplaceFmm : public gpufmm_test::GpuCpuContexts {
            gpufmm_laplace_info_t* info = nullptr) {
     const int64_t ns = int64_t(src.size() / 3), nt = trg ? int64_t(trg->size() / 3) : ns;
     gpufmm_laplace_plan_t plan = nullptr;
-    GPUFMM_OK(gpufmm_laplace_plan_create(ctx, &opt, ns, src.data(), nt, trg ? trg->data() : nullptr, &plan));
+    GPUFMM_OK(gpufmm_test::laplace_plan_create_kernels(ctx, &opt, kernels.c_str(), ns, src.data(), nt,
+                                                       trg ? trg->data() : nullptr, &plan));
     r.pot.assign(size_t(nt), 0);
     r.grad.assign(size_t(3 * nt), 0);
     GPUFMM_OK(gpufmm_laplace_evaluate(plan, q, d, r.pot.data(), r.grad.data()));
@@ -242,10 +243,10 @@ TEST_F(CudaLaplaceFmm, KernelStrategiesAgree) {
                           "work=global", "graph=off",
                           "p2m=wpb,m2m=gpb,m2l=wpb,l2p=tpt,p2p=tpt,overlap=off,work=global"}) {
       SCOPED_TRACE(std::string(k) + " precision " + std::to_string(precision));
-      setenv("GPUFMM_LAPLACE_KERNELS", k, 1);
+      kernels = k;
       Result r;
       fmm(gpu, o, src, nullptr, q.data(), d.data(), r);
-      unsetenv("GPUFMM_LAPLACE_KERNELS");
+      kernels.clear();
       const double tol = precision == GPUFMM_FLOAT64 ? 1e-12 : 1e-5;
       EXPECT_LE(rel_l2(r.pot, base.pot), tol);
       EXPECT_LE(rel_l2(r.grad, base.grad), tol);
@@ -277,10 +278,10 @@ TEST_F(CudaLaplaceFmm, GraphReplayEqualsDirectLaunches) {
                           {&q1, false, false, 2}, {&q2, true, true, 2}, {&q1, false, true, 0}};
     std::vector<std::vector<double>> out[2];
     for (int graph = 0; graph < 2; ++graph) {
-      setenv("GPUFMM_LAPLACE_KERNELS", (std::string(overlap) + (graph ? ",graph=on" : ",graph=off")).c_str(), 1);
       gpufmm_laplace_plan_t plan = nullptr;
-      GPUFMM_OK(gpufmm_laplace_plan_create(gpu, &o, n, src.data(), 0, nullptr, &plan));
-      unsetenv("GPUFMM_LAPLACE_KERNELS");
+      GPUFMM_OK(gpufmm_test::laplace_plan_create_kernels(
+          gpu, &o, (std::string(overlap) + (graph ? ",graph=on" : ",graph=off")).c_str(), n, src.data(), 0, nullptr,
+          &plan));
       const int64_t dn[1] = {n}, dg[1] = {3 * n};
       gpufmm_array_t aq[2], ad[2], ap[2], ag[2];
       for (int s = 0; s < 2; ++s) {
@@ -353,14 +354,10 @@ TEST_F(CudaLaplaceFmm, GroupedM2LMatchesCpu) {
                            Case{"100000", "4", "m2l=grp"}, Case{"16", "8", "m2l=bpb"}}) {
         SCOPED_TRACE(std::string("stencil ") + std::to_string(stencil) + " p " + std::to_string(p) + " group " +
                      k.group + " lanes " + k.lanes + " " + k.kernels);
-        setenv("GPUFMM_LAPLACE_M2L_GROUP", k.group, 1);
-        setenv("GPUFMM_LAPLACE_M2L_LANES", k.lanes, 1);
-        setenv("GPUFMM_LAPLACE_KERNELS", k.kernels, 1);
+        kernels = std::string("m2l_group=") + k.group + ",m2l_lanes=" + k.lanes + "," + k.kernels;
         Result g;
         fmm(gpu, o, src, &trg, q.data(), nullptr, g);
-        unsetenv("GPUFMM_LAPLACE_M2L_GROUP");
-        unsetenv("GPUFMM_LAPLACE_M2L_LANES");
-        unsetenv("GPUFMM_LAPLACE_KERNELS");
+        kernels.clear();
         EXPECT_LE(rel_l2(g.pot, c.pot), 1e-12);
         EXPECT_LE(rel_l2(g.grad, c.grad), 1e-12);
       }
@@ -389,9 +386,9 @@ TEST_F(CudaLaplaceFmm, P2PWorkUnitsMatchCpu) {
       Result g, t, cp;
       fmm(cpu, o, src, same ? nullptr : &trg, q.data(), nullptr, cp);
       fmm(gpu, o, src, same ? nullptr : &trg, q.data(), nullptr, g);
-      setenv("GPUFMM_LAPLACE_KERNELS", "p2p=tpt", 1);
+      kernels = "p2p=tpt";
       fmm(gpu, o, src, same ? nullptr : &trg, q.data(), nullptr, t);
-      unsetenv("GPUFMM_LAPLACE_KERNELS");
+      kernels.clear();
       EXPECT_LE(rel_l2(g.pot, cp.pot), 1e-12);
       EXPECT_LE(rel_l2(g.grad, cp.grad), 1e-12);
       EXPECT_LE(rel_l2(t.pot, g.pot), 1e-12);
@@ -446,10 +443,10 @@ TEST_F(CudaLaplaceFmm, P2MAndL2PStrategiesMatchCpu) {
             SCOPED_TRACE(std::string(gpufmm_test::dist_name(dist)) + " precision " + std::to_string(precision) +
                          " inputs " + std::to_string(inputs) + " same " + std::to_string(same) + " kernels '" + k +
                          "'");
-            if (*k) setenv("GPUFMM_LAPLACE_KERNELS", k, 1);
+            kernels = k;
             Result g;
             fmm(gpu, o, src, same ? nullptr : &trg, qp, dp, g);
-            unsetenv("GPUFMM_LAPLACE_KERNELS");
+            kernels.clear();
             // Float: GPU and CPU round differently (FMA contraction, rsqrt,
             // order of the M2L sums); with dipoles on Plummer data every
             // strategy, the unchanged wpb / tpt kernels included, differs from
@@ -468,10 +465,10 @@ TEST_F(CudaLaplaceFmm, P2MAndL2PStrategiesMatchCpu) {
     fmm(cpu, o, src, nullptr, q.data(), d.data(), c);
     for (const char* k : {"", "p2m=bpb,p2m_warps=1", "p2m=bpb,p2m_warps=4", "p2m=wpb,l2p=tpt"}) {
       SCOPED_TRACE("p " + std::to_string(p) + " kernels '" + k + "'");
-      if (*k) setenv("GPUFMM_LAPLACE_KERNELS", k, 1);
+      kernels = k;
       Result g;
       fmm(gpu, o, src, nullptr, q.data(), d.data(), g);
-      unsetenv("GPUFMM_LAPLACE_KERNELS");
+      kernels.clear();
       EXPECT_LE(rel_l2(g.pot, c.pot), 1e-12);
       EXPECT_LE(rel_l2(g.grad, c.grad), 1e-12);
     }

@@ -30,8 +30,8 @@
 #include "common/gpu_cpu_fixture.hpp"
 #include "common/rel_l2.hpp"
 #include "core/context.hpp"
-#include "fmm/laplace_gpu.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/gpu.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 #include "tree/tree.hpp"
 
@@ -169,7 +169,7 @@ TEST_F(CudaLaplacePlan, GpuPlanEqualsCpuPlan) {
 // device finds them, and after the last context of the device is destroyed
 // (the cache drops them) a new context uploads them again. Every plan gives
 // bit for bit the results of the first, as does a plan with
-// GPUFMM_LAPLACE_TABLE_CACHE=0.
+// options.table_cache = 0.
 TEST_F(CudaLaplacePlan, DeviceTablesSharedAcrossPlansAndContexts) {
   const Points pts = make(Dist::Uniform, 30000, -1, 950);
   std::mt19937_64 g(78);
@@ -214,9 +214,8 @@ TEST_F(CudaLaplacePlan, DeviceTablesSharedAcrossPlansAndContexts) {
   EXPECT_EQ(pot, pot1);
   EXPECT_EQ(grad, grad1);
   GPUFMM_OK(gpufmm_laplace_plan_destroy(p1));
-  setenv("GPUFMM_LAPLACE_TABLE_CACHE", "0", 1);
+  o.table_cache = 0;
   create(gpu, &p1);
-  unsetenv("GPUFMM_LAPLACE_TABLE_CACHE");
   run(p1, pot, grad);
   EXPECT_EQ(pot, pot1);
   EXPECT_EQ(grad, grad1);
@@ -277,15 +276,14 @@ TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
     fmm::laplace_evaluate(plan, a);
   };
   auto plan = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
-  ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).m2l, 3);
-  ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).graph, 1);
+  ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).m2l, GPUFMM_STRATEGY_GRP);
+  ASSERT_TRUE(fmm::cuda::laplace_gpu_kernels(*plan).graph);
   std::vector<double> grp[3], bpb[3], fresh;
   for (auto& r : grp) evaluate(*plan, r);  // direct, capture, replay
-  fmm::cuda::laplace_gpu_kernels(*plan).m2l = 2;
+  fmm::cuda::laplace_gpu_kernels(*plan).m2l = GPUFMM_STRATEGY_BPB;
   for (auto& r : bpb) evaluate(*plan, r);  // new key: captured anew, then replayed
-  setenv("GPUFMM_LAPLACE_KERNELS", "m2l=bpb", 1);
+  o.gpu.m2l = GPUFMM_STRATEGY_BPB;
   auto plan_bpb = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
-  unsetenv("GPUFMM_LAPLACE_KERNELS");
   evaluate(*plan_bpb, fresh);
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(grp[k], grp[0]) << k;

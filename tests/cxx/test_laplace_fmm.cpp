@@ -34,8 +34,8 @@
 #include "common/distributions.hpp"
 #include "common/rel_l2.hpp"
 #include "core/context.hpp"
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 
 namespace {
@@ -530,6 +530,40 @@ void expect_error(gpufmm_status_t got, gpufmm_status_t want, const char* needle)
   }
 }
 
+// The C defaults are today's behaviour (the kernel strategies measured
+// fastest, overlap, graph, table cache), and the kernel strings of the
+// benchmarks read back what laplace_gpu_kernels_string writes.
+TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
+  using namespace gpufmm;
+  gpufmm_laplace_options_t o;
+  ASSERT_EQ(gpufmm_laplace_options_init(&o), GPUFMM_SUCCESS);
+  EXPECT_EQ(o.table_cache, 1);
+  EXPECT_EQ(o.gpu_p2m, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_m2m, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_m2l, GPUFMM_STRATEGY_GRP);
+  EXPECT_EQ(o.gpu_l2l, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_l2p, GPUFMM_STRATEGY_TPT);
+  EXPECT_EQ(o.gpu_p2p, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_overlap, 1);
+  EXPECT_EQ(o.gpu_graph, 1);
+  const fmm::LaplaceOptions d = fmm::laplace_options_from_c(&o);
+  EXPECT_TRUE(d.gpu == fmm::LaplaceGpuKernels());
+  EXPECT_TRUE(d.table_cache);
+  fmm::LaplaceGpuKernels k;
+  ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(
+      "p2m=wpb,m2m=gpb,m2l=tpb,l2l=tpb,l2p=bpb,p2p=tpt,overlap=off,graph=off,work=global,p2m_warps=2,"
+      "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256",
+      k));
+  EXPECT_EQ(k.m2m, GPUFMM_STRATEGY_GPB);
+  EXPECT_EQ(k.m2l_group, 4);
+  fmm::LaplaceGpuKernels back;
+  ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(fmm::laplace_gpu_kernels_string(k).c_str(), back));
+  EXPECT_TRUE(back == k) << fmm::laplace_gpu_kernels_string(k);
+  fmm::LaplaceGpuKernels untouched;
+  EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("m2m=wpb,m2l_lanes=5,bogus=1,p2p", untouched));
+  EXPECT_TRUE(untouched == fmm::LaplaceGpuKernels());
+}
+
 TEST(LaplaceFmmBadInput, OptionsAndPlanCreate) {
   CpuContext c;
   const Problem p = make_problem(Dist::Uniform, 200, 100, base_seed() + 1100);
@@ -558,6 +592,15 @@ TEST(LaplaceFmmBadInput, OptionsAndPlanCreate) {
       {[](gpufmm_laplace_options_t& x) { x.stencil = 2; }, "stencil"},
       {[](gpufmm_laplace_options_t& x) { x.precision = GPUFMM_INT32; }, "precision"},
       {[](gpufmm_laplace_options_t& x) { x.variable_truncation = 2; }, "variable_truncation"},
+      {[](gpufmm_laplace_options_t& x) { x.table_cache = -1; }, "table_cache"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_p2m = GPUFMM_STRATEGY_GPB; }, "gpu_p2m"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_m2m = GPUFMM_STRATEGY_WPB; }, "gpu_m2m"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_m2l = GPUFMM_STRATEGY_TPT; }, "gpu_m2l"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_l2l = GPUFMM_STRATEGY_GRP; }, "gpu_l2l"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_l2p = 17; }, "gpu_l2p"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_p2p = -1; }, "gpu_p2p"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_overlap = 2; }, "gpu_overlap"},
+      {[](gpufmm_laplace_options_t& x) { x.gpu_graph = 3; }, "gpu_graph"},
   };
   for (const Bad& b : bad) {
     gpufmm_laplace_options_t x = o;
@@ -705,8 +748,7 @@ TEST(LaplaceFmmBadInput, EvaluateArrays) {
 // ------------------------------------------------------------------ internals
 
 // The plan's precomputed operators == the all-in-one translations of the
-// math headers, for every class code, both M2M/L2L directions and the unit
-// S|R table with on-the-fly rescaling (eq. 35).
+// math headers, for every class code and both M2M/L2L directions.
 TEST(LaplaceFmmTables, EveryOpMatchesTheAllInOneTranslation) {
   using namespace gpufmm;
   const int p = 14;
@@ -714,7 +756,7 @@ TEST(LaplaceFmmTables, EveryOpMatchesTheAllInOneTranslation) {
   fmm::build_tables<double>(p, false, tab);
   std::mt19937_64 g(base_seed() + 1400);
   std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> M(p * p), L1(p * p), L2(p * p), L3(p * p),
+  std::vector<double> M(p * p), L1(p * p), L2(p * p),
       work(laplace_apply_work_size(p)), scratch(laplace_translate_scratch_size(p));
   for (auto& v : M) v = u(g);
   const double h = 0.125;  // source box size (any: the tables are scale-free)
@@ -732,22 +774,16 @@ TEST(LaplaceFmmTables, EveryOpMatchesTheAllInOneTranslation) {
     const double hd = to_parent ? 2 * h : h;
     std::fill(L1.begin(), L1.end(), 0.0);
     std::fill(L2.begin(), L2.end(), 0.0);
-    std::fill(L3.begin(), L3.end(), 0.0);
     laplace_m2l<double>(p, p, h, cs, M.data(), hd, cd, L1.data(), scratch.data());
     laplace_m2l_apply<double>(p, p, tab.op_cos_a[cls], tab.op_sin_a[cls], tab.rotation(cls),
                               tab.op_flip[cls] != 0, tab.coax_matrix(cls), M.data(), L2.data(),
                               work.data());
-    laplace_m2l_apply_scaled<double>(p, p, tab.op_cos_a[cls], tab.op_sin_a[cls], tab.rotation(cls),
-                                     tab.op_flip[cls] != 0, p, tab.coax_sr_unit.data(),
-                                     tab.op_rd[cls], tab.op_rs[cls], M.data(), L3.data(), work.data());
-    double nrm = 0, d2 = 0, d3 = 0;
+    double nrm = 0, d2 = 0;
     for (int i = 0; i < p * p; ++i) {
       nrm = std::max(nrm, std::abs(L1[i]));
       d2 = std::max(d2, std::abs(L1[i] - L2[i]));
-      d3 = std::max(d3, std::abs(L1[i] - L3[i]));
     }
     EXPECT_LE(d2, 1e-12 * nrm) << "class " << cls;
-    EXPECT_LE(d3, 1e-12 * nrm) << "class " << cls;
   }
   EXPECT_EQ(checked, 316 + 80);
   for (int o = 0; o < 8; ++o) {
@@ -876,9 +912,8 @@ bool same_tables(const gpufmm::fmm::LaplaceTables<T>& a, const gpufmm::fmm::Lapl
   return a.p == b.p && a.rot_stride == b.rot_stride && a.nrot == b.nrot && same_bits(a.rot, b.rot) &&
          same_bits(a.op_p, b.op_p) && same_bits(a.op_rot, b.op_rot) && same_bits(a.op_coax, b.op_coax) &&
          same_bits(a.op_flip, b.op_flip) && same_bits(a.op_cos_a, b.op_cos_a) &&
-         same_bits(a.op_sin_a, b.op_sin_a) && same_bits(a.op_rd, b.op_rd) && same_bits(a.op_rs, b.op_rs) &&
-         same_bits(a.coax_offset, b.coax_offset) && same_bits(a.coax_p, b.coax_p) && same_bits(a.coax, b.coax) &&
-         same_bits(a.coax_sr_unit, b.coax_sr_unit);
+         same_bits(a.op_sin_a, b.op_sin_a) && same_bits(a.coax_offset, b.coax_offset) &&
+         same_bits(a.coax_p, b.coax_p) && same_bits(a.coax, b.coax);
 }
 template <class T>
 void check_tables(int p, bool vt) {
@@ -896,11 +931,9 @@ void check_tables(int p, bool vt) {
   auto c2 = fmm::laplace_tables_cached<T>(p, vt);
   EXPECT_EQ(c1.get(), c2.get()) << what;
   EXPECT_TRUE(same_tables(*c1, serial)) << what;
-  auto got = fmm::laplace_tables_get<T>(p, vt);
+  auto got = fmm::laplace_tables_get<T>(p, vt, true);
   EXPECT_EQ(got.get(), c1.get()) << what;
-  setenv("GPUFMM_LAPLACE_TABLE_CACHE", "0", 1);
-  got = fmm::laplace_tables_get<T>(p, vt);
-  unsetenv("GPUFMM_LAPLACE_TABLE_CACHE");
+  got = fmm::laplace_tables_get<T>(p, vt, false);
   EXPECT_NE(got.get(), c1.get()) << what;
   EXPECT_TRUE(same_tables(*got, serial)) << what;
 }

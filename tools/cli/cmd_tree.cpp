@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "../../tests/common/distributions.hpp"
+#include "common/distributions.hpp"
 #include "cli.hpp"
 #include "gpufmm.h"
 

@@ -1,5 +1,5 @@
 // Plan creation of the Laplace FMM on a GPU context (issue 5): the device
-// side of laplace_plan_create (src/cxx/fmm/laplace_plan.cpp), so that the
+// side of laplace_plan_create (src/cxx/fmm/laplace/create.cpp), so that the
 // coordinates cross PCIe once and nothing large comes back:
 //   laplace_staged_upload /    large host <-> device copies through two pinned
 //   laplace_staged_download    chunks (process-wide), the host side of each
@@ -30,8 +30,9 @@
 #include <cub/cub.cuh>
 
 #include "cuda/common/cuda_check.cuh"
-#include "fmm/laplace_depth_scan.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "plan/checks.hpp"
+#include "fmm/laplace/depth_scan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"
@@ -138,8 +139,8 @@ struct Held {
 // caller's copy function (OpenMP threads in laplace_plan.cpp) into one of two
 // pinned chunks, and the DMA of one chunk overlaps the host copy of the
 // next. The chunks are allocated once (portable pinned memory, 8 MB) and
-// shared under a mutex; without them (allocation failed, small copies,
-// GPUFMM_LAPLACE_STAGED_COPY=0) the copy is a plain cudaMemcpyAsync.
+// shared under a mutex; without them (allocation failed, small copies) the
+// copy is a plain cudaMemcpyAsync.
 
 constexpr size_t kStageChunk = size_t(4) << 20;
 constexpr size_t kStageMin = size_t(1) << 20;
@@ -155,11 +156,6 @@ struct Staging {
 Staging& staging() {
   static Staging* s = new Staging;
   return *s;
-}
-
-bool staging_enabled() {
-  const char* e = std::getenv("GPUFMM_LAPLACE_STAGED_COPY");
-  return e == nullptr || std::strcmp(e, "0") != 0;
 }
 
 // Under the lock: the two chunks, allocated on first use.
@@ -217,7 +213,7 @@ void laplace_staged_upload(Context& ctx, void* dst, const void* src, size_t byte
   const cudaStream_t s = stream_of(ctx);
   Staging& st = staging();
   std::unique_lock<std::mutex> lock(st.mutex);
-  if (bytes < kStageMin || copy == nullptr || !staging_enabled() || !staging_buffers(st)) {
+  if (bytes < kStageMin || copy == nullptr || !staging_buffers(st)) {
     lock.unlock();
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
     return;
@@ -250,7 +246,7 @@ void laplace_staged_download(Context& ctx, void* dst, const void* src, size_t by
   const cudaStream_t s = stream_of(ctx);
   Staging& st = staging();
   std::unique_lock<std::mutex> lock(st.mutex);
-  if (bytes < kStageMin || copy == nullptr || !staging_enabled() || !staging_buffers(st)) {
+  if (bytes < kStageMin || copy == nullptr || !staging_buffers(st)) {
     lock.unlock();
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
     GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));

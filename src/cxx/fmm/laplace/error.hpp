@@ -55,7 +55,7 @@
 
 #include <math.h>
 
-#include "fmm/laplace_basis.hpp"
+#include "fmm/laplace/basis.hpp"
 #include "tree/stencil.hpp"
 
 namespace gpufmm {

@@ -1,16 +1,16 @@
 // Kernels of the CUDA Laplace FMM driver (issue 5). Every kernel calls the
 // shared host+device math of fmm/laplace*.hpp (the same functions, with the
-// same arguments, as the OpenMP pipeline in fmm/laplace_pipeline_impl.hpp);
-// nothing here re-derives a formula. Data layout: fmm/laplace_plan.hpp.
-// Strategies and their selection: fmm/laplace_gpu.hpp, docs/laplace_gpu.md.
+// same arguments, as the OpenMP pipeline in fmm/laplace/pipeline_impl.hpp);
+// nothing here re-derives a formula. Data layout: fmm/laplace/plan.hpp.
+// Strategies and their selection: fmm/laplace/gpu.hpp, docs/laplace_gpu.md.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "cuda/common/device_views.cuh"
 
 namespace gpufmm {

@@ -3,7 +3,7 @@
 // thread (gather formulation: no atomics, no reductions over boxes); scratch
 // is allocated once per thread per stage, never per box. The math is the
 // shared host+device code of fmm/laplace*.hpp; the data layout is described
-// in fmm/laplace_plan.hpp.
+// in fmm/laplace/plan.hpp.
 //
 //   inputs   charges / dipoles -> Morton order, precision T
 //   P2M      leaves (level l_max) of the source tree
@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "nearfield/p2p.hpp"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -85,31 +85,30 @@ struct Lanes {
 };
 
 namespace pipeline_generic {
-#include "fmm/laplace_pipeline_impl.hpp"
+#include "fmm/laplace/pipeline_impl.hpp"
 }  // namespace pipeline_generic
 
 #ifdef GPUFMM_LAPLACE_ISA_CLONES
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace pipeline_avx2 {
-#include "fmm/laplace_pipeline_impl.hpp"
+#include "fmm/laplace/pipeline_impl.hpp"
 }  // namespace pipeline_avx2
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,prefer-vector-width=512")
 namespace pipeline_avx512 {
-#include "fmm/laplace_pipeline_impl.hpp"
+#include "fmm/laplace/pipeline_impl.hpp"
 }  // namespace pipeline_avx512
 #pragma GCC pop_options
 #endif
 
 namespace {
 
-// 0 generic, 1 AVX2 + FMA, 2 AVX-512 (F, VL, DQ, BW). The environment
-// variable GPUFMM_CPU_ISA = generic | avx2 | avx512 lowers the choice (tests,
-// benchmarks).
-int cpu_isa_level() {
+// The best the CPU supports, at most `cap` (LaplaceOptions::cpu_isa): 0
+// generic, 1 AVX2 + FMA, 2 AVX-512 (F, VL, DQ, BW).
+int cpu_isa_level(LaplaceCpuIsa cap) {
 #ifdef GPUFMM_LAPLACE_ISA_CLONES
   static const int level = [] {
     __builtin_cpu_init();
@@ -118,15 +117,11 @@ int cpu_isa_level() {
     if (l == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw"))
       l = 2;
-    if (const char* e = std::getenv("GPUFMM_CPU_ISA")) {
-      const std::string s(e);
-      if (s == "generic") l = 0;
-      else if (s == "avx2" && l > 1) l = 1;
-    }
     return l;
   }();
-  return level;
+  return std::min(level, static_cast<int>(cap));
 #else
+  (void)cap;
   return 0;
 #endif
 }
@@ -135,7 +130,7 @@ template <class T>
 void dispatch(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>& tab,
               const LaplaceEvalArgs& a) {
 #ifdef GPUFMM_LAPLACE_ISA_CLONES
-  switch (cpu_isa_level()) {
+  switch (cpu_isa_level(plan.options.cpu_isa)) {
     case 2: pipeline_avx512::run_typed<T>(plan, w, tab, a); return;
     case 1: pipeline_avx2::run_typed<T>(plan, w, tab, a); return;
     default: break;
@@ -146,8 +141,8 @@ void dispatch(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>&
 
 }  // namespace
 
-const char* laplace_cpu_isa() {
-  switch (cpu_isa_level()) {
+const char* laplace_cpu_isa(LaplaceCpuIsa cap) {
+  switch (cpu_isa_level(cap)) {
     case 2: return "avx512";
     case 1: return "avx2";
     default: return "generic";

@@ -15,7 +15,7 @@
 // (not wanted).  All operators ACCUMULATE into their outputs.
 #pragma once
 
-#include "fmm/laplace_basis.hpp"
+#include "fmm/laplace/basis.hpp"
 
 namespace gpufmm {
 

@@ -26,7 +26,7 @@
 
 #include <cstdint>
 
-#include "cuda/fmm/laplace_kernels.cuh"
+#include "cuda/fmm/laplace/kernels.cuh"
 
 namespace gpufmm {
 namespace fmm {
@@ -146,23 +146,21 @@ __device__ __forceinline__ int m2l_group_elem(int i, int pp, int& n, int& m) {
   return n * n + n + m;
 }
 
-// Shared-memory bytes of k_m2l_group: the work vectors (2 p^2 lanes), the
-// cos / sin table (4 p) and, with kSmemTables, the class's rotation table and
-// its transpose (2 laplace_rotation_size(p)).
-template <class T, int S, bool kSmemTables>
+// Shared-memory bytes of k_m2l_group: the work vectors (2 p^2 lanes) and the
+// cos / sin table (4 p).
+template <class T, int S>
 inline size_t m2l_group_smem_bytes(int p) {
-  size_t b = sizeof(VLanes<T, S>) * 2 * size_t(p) * p + sizeof(T) * 4 * size_t(p);
-  if (kSmemTables) b += sizeof(T) * 2 * size_t(laplace_rotation_size(p));
+  const size_t b = sizeof(VLanes<T, S>) * 2 * size_t(p) * p + sizeof(T) * 4 * size_t(p);
   return (b + 15) / 16 * 16;
 }
 
 // One block of NT threads per group (grid-stride). L (+)= S|R M for every
 // entry, has_local set for every receiver with an entry. Per segment (one
-// class) the rotation table B and its transpose (tab.rotT) are copied to
-// shared memory (kSmemTables) or read through L1: both rotations then read a
+// class) the rotation table B and its transpose (tab.rotT) are read through
+// L1 (copies in shared memory measured slower): both rotations then read a
 // table along its columns, i.e. consecutive m on consecutive threads, with
 // no bank conflicts (B v = B^T-form product with the transposed table).
-template <class T, int S, int NT, bool kSmemTables>
+template <class T, int S, int NT>
 __global__ void __launch_bounds__(NT, 2)
     k_m2l_group(int p, DevTables<T> tab, DevM2LGroups grp, const T* __restrict__ M, T* __restrict__ L,
                 uint8_t* __restrict__ has_local) {
@@ -172,8 +170,6 @@ __global__ void __launch_bounds__(NT, 2)
   V* w1 = reinterpret_cast<V*>(smraw);
   V* w2 = w1 + p2;
   T* cs = reinterpret_cast<T*>(w2 + p2);  // cos, sin of m a for A; cos, sin for A^T
-  T* tB = cs + 4 * p;                     // kSmemTables: B, then B^T
-  T* tBT = tB + laplace_rotation_size(p);
   __shared__ int32_t s_src[S], s_dst[S];
   const int tid = threadIdx.x;
   for (int64_t g = blockIdx.x; g < grp.ngroups; g += gridDim.x) {
@@ -184,16 +180,7 @@ __global__ void __launch_bounds__(NT, 2)
       const bool flip = tab.op_flip[op] != 0;
       const T* B = tab.R(op);
       const T* BT = tab.RT(op);
-      __syncthreads();  // the previous segment is done with cs and the tables
-      if (kSmemTables) {
-        const int nr = laplace_rotation_size(pp);
-        for (int i = tid; i < nr; i += NT) {
-          tB[i] = B[i];
-          tBT[i] = BT[i];
-        }
-        B = tB;
-        BT = tBT;
-      }
+      __syncthreads();  // the previous segment is done with cs
       // Forward B (flip: B^T), back B^T (flip: B), both in transposed form.
       const T* Bf = flip ? B : BT;
       const T* Bb = flip ? BT : B;

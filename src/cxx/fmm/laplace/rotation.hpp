@@ -35,7 +35,7 @@
 // same sign), so the blocks are taken over unchanged.
 #pragma once
 
-#include "fmm/laplace_basis.hpp"
+#include "fmm/laplace/basis.hpp"
 
 namespace gpufmm {
 

@@ -22,9 +22,9 @@
 #include <cstring>
 #include <vector>
 
-#include "fmm/laplace.hpp"
-#include "fmm/laplace_depth_scan.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/depth_scan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
 
@@ -43,6 +43,39 @@ LaplaceCostConstants laplace_cost_constants_cpu(bool single_precision) {
   // the batched ones, measured at p = 22 and 30.
   if (single_precision) return LaplaceCostConstants{1.6e-9, 1.2e-9, 2.1e-9, 5.4e-9, 1.3};
   return LaplaceCostConstants{2.7e-9, 1.0e-9, 4.2e-9, 6.2e-9, 1.7};
+}
+
+// Cost-model constants of the CUDA driver (papers/000 eqs. 26-32 with the
+// GPU's own per-operation costs, so the optimal cluster size differs from the
+// CPU's; docs/laplace_gpu.md). Whole-device seconds, not per core.
+// LaplaceOptions::cost overrides them.
+LaplaceCostConstants laplace_cost_constants_gpu(bool single_precision) {
+  // Fitted on an H100 (2026-11-24, docs/laplace_gpu.md "GPU-optimal depth"),
+  // uniform points, potential + gradient, default kernels:
+  //  - c_pair: P2P seconds / pairs at N = 1e6 (L = 4) and 1e7 (L = 5);
+  //  - c_rcr3, c_rcr0: (M2M + M2L + L2L) seconds per translation against
+  //    the mean p'^3 of the translations at N = 1e7: double p = 8 (L = 6)
+  //    and 38 (L = 5; p = 22 within 10 %), float p = 8 and 16 (L = 5). The
+  //    grouped M2L's cost is mostly latency between its RCR steps: a
+  //    translation costs ~2.6 ns whatever p, plus ~2.1 ps (double) / 0.9 ps
+  //    (float) per p'^3. Trees of a few hundred boxes run their translations
+  //    2-3x slower than this (too few groups to fill the GPU);
+  //  - c_point: (P2M + L2P) seconds per p^2 per point at N = 1e6.
+  LaplaceCostConstants c;
+  if (single_precision) {
+    c.c_pair = 7.0e-13;
+    c.c_rcr3 = 8.9e-13;
+    c.c_rcr2 = 0.0;
+    c.c_rcr0 = 2.6e-9;
+    c.c_point = 1.8e-15;
+  } else {
+    c.c_pair = 1.45e-12;
+    c.c_rcr3 = 2.1e-12;
+    c.c_rcr2 = 0.0;
+    c.c_rcr0 = 2.6e-9;
+    c.c_point = 2.6e-15;
+  }
+  return c;
 }
 
 namespace {

@@ -25,12 +25,14 @@
 #include "core/cuda_backend.hpp"
 #include "core/lru_cache.hpp"
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/common/graph_cache.cuh"
+#include "plan/checks.hpp"
 #include <cub/cub.cuh>
 
-#include "cuda/fmm/laplace_kernels.cuh"
-#include "cuda/fmm/laplace_m2l_group.cuh"
+#include "cuda/fmm/laplace/kernels.cuh"
+#include "cuda/fmm/laplace/m2l_group.cuh"
 #include "cuda/nearfield/p2p.cuh"
-#include "fmm/laplace_gpu.hpp"
+#include "fmm/laplace/gpu.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm {
@@ -77,16 +79,11 @@ struct GpuData {
   cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
   // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
   // replayed while the arguments (GraphKey) stay the same.
-  cudaGraphExec_t graph = nullptr;
-  GraphKey graph_key, last_key;  // of `graph`; of the last evaluate
-  LaplaceGpuKernels k;
-  bool l2l_bpb = true;  // L2L: cooperative BpB (default) or thread per child ("l2l=tpb")
-  int bpb_slots = 0;    // translations per BpB batch (0: automatic; GPUFMM_LAPLACE_BPB_SLOTS)
-  // Grouped M2L (m2l=grp): receivers per group, lanes per batch, entries.
-  int grp_size = 0;    // GPUFMM_LAPLACE_M2L_GROUP (0: m2l_group_size)
-  int grp_lanes = 0;   // GPUFMM_LAPLACE_M2L_LANES (4 or 8; 0: 8 for groups of >= 8 receivers, else 4)
-  bool grp_smem_tables = false;  // GPUFMM_LAPLACE_M2L_SMEM_TABLES (1: tables in shared memory)
-  int grp_threads = 0;          // GPUFMM_LAPLACE_M2L_THREADS (256; default: 512 when p^2 > 256)
+  gpufmm::cuda::GraphCache<GraphKey> graph;
+  LaplaceGpuKernels k;  // the plan's options.gpu (laplace_gpu_kernels may change it)
+  // Grouped M2L (m2l = GRP): receivers per group (k.m2l_group, else
+  // m2l_group_size), entries.
+  int grp_size = 0;
   DevM2LGroups grp;
   std::vector<void*> blocks;
   size_t bytes = 0;
@@ -124,7 +121,7 @@ struct GpuData {
       (void)cudaStreamSynchronize(s1);
       (void)cudaStreamDestroy(s1);
     }
-    if (graph) (void)cudaGraphExecDestroy(graph);
+    graph.reset();
     for (auto& e : ev)
       if (e) (void)cudaEventDestroy(e);
     if (fork) (void)cudaEventDestroy(fork);
@@ -230,7 +227,7 @@ struct DevTableKey {
 // packing and the upload (1.4 ms per plan at p = 22 double on the H100
 // host). kLaplaceTableCacheBytes per device; a device's entries are dropped
 // when its last context is released; plans keep their tables alive.
-// GPUFMM_LAPLACE_TABLE_CACHE=0 turns it off, as it does the host cache.
+// options.table_cache = false bypasses it, as it does the host cache.
 LruCache<DevTableKey, DevTableImage>& dev_table_cache() {
   static auto* c = new LruCache<DevTableKey, DevTableImage>(kLaplaceTableCacheBytes);  // never destroyed
   return *c;
@@ -247,7 +244,7 @@ auto& image_tables(Image& e) {
 }
 
 template <class T>
-DevTables<T> device_tables(GpuData& G, const LaplaceTables<T>& t, bool vt) {
+DevTables<T> device_tables(GpuData& G, const LaplaceTables<T>& t, bool vt, bool cache) {
   auto make = [&] {
     auto img = std::make_shared<DevTableImage>();
     image_tables<T>(*img) = upload_tables<T>(*G.ctx, t, img->mem, img->bytes);
@@ -255,7 +252,7 @@ DevTables<T> device_tables(GpuData& G, const LaplaceTables<T>& t, bool vt) {
     return std::make_pair(std::shared_ptr<const DevTableImage>(std::move(img)), bytes);
   };
   std::shared_ptr<const DevTableImage> img;
-  if (laplace_table_cache_on()) {
+  if (cache) {
     static std::once_flag hook;
     std::call_once(hook, [] { gpufmm::cuda::at_last_context_release(drop_device_tables); });
     img = dev_table_cache().get(DevTableKey{sizeof(T) == sizeof(float), t.p, vt}, G.device, make);
@@ -393,7 +390,7 @@ struct Eval {
   // p = 22 double: S = 2 15.6 ms, 4 17.3 ms, 8 19.1 ms for the downward pass
   // at N = 1e6, L = 4), at most 16 (kind_cap: 8 for M2M), shared memory <= 96 KB.
   int bpb_slots(int kind_cap) const {
-    int S = G.bpb_slots > 0 ? G.bpb_slots : std::max(1, int((1024 + p2 / 2) / p2));
+    int S = G.k.bpb_slots > 0 ? G.k.bpb_slots : std::max(1, int((1024 + p2 / 2) / p2));
     S = std::min(S, std::min(16, kind_cap));
     while (S > 1 && bpb_smem_bytes<T>(p, S) > std::min<size_t>(G.smem_optin, 96u << 10)) --S;
     return S;
@@ -416,38 +413,30 @@ struct Eval {
                                                                           : "laplace L2L kernel");
   }
 
-  template <int NL, int NT, bool kSmemTables>
+  template <int NL, int NT>
   void m2l_grouped_launch(const T* M, T* Lx, uint8_t* hl) {
-    const size_t smem = m2l_group_smem_bytes<T, NL, kSmemTables>(p);
-    auto kern = k_m2l_group<T, NL, NT, kSmemTables>;
+    const size_t smem = m2l_group_smem_bytes<T, NL>(p);
+    auto kern = k_m2l_group<T, NL, NT>;
     set_smem(kern, smem);
     const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.grp.ngroups, 1 << 30)));
     kern<<<blocks, NT, smem, s0>>>(p, tab, G.grp, M, Lx, hl);
     check_launch("laplace grouped M2L kernel");
   }
 
-  // Lanes: GPUFMM_LAPLACE_M2L_LANES (8 by default, 4 where 8 do not fit);
-  // 512 threads when p^2 > 256 (GPUFMM_LAPLACE_M2L_THREADS=256 forces 256);
-  // rotation tables read through L1, or copied to shared memory per class
-  // with GPUFMM_LAPLACE_M2L_SMEM_TABLES=1 where they fit (H100, N = 1e6,
-  // p = 22 double: 8.4 ms through L1 with two blocks per SM, 9.5 ms in
-  // shared memory with one).
+  // Lanes: k.m2l_lanes (8 by default, 4 where 8 do not fit); 512 threads
+  // when p^2 > 256 (k.m2l_threads = 256 forces 256).
   template <int NL>
   void m2l_grouped_lanes(const T* M, T* Lx, uint8_t* hl) {
-    const bool st = G.grp_smem_tables && m2l_group_smem_bytes<T, NL, true>(p) <= G.smem_optin;
-    if (p2 > 256 && G.grp_threads != 256) {
-      if (st) m2l_grouped_launch<NL, 512, true>(M, Lx, hl);
-      else m2l_grouped_launch<NL, 512, false>(M, Lx, hl);
-    } else {
-      if (st) m2l_grouped_launch<NL, 256, true>(M, Lx, hl);
-      else m2l_grouped_launch<NL, 256, false>(M, Lx, hl);
-    }
+    if (p2 > 256 && G.k.m2l_threads != 256)
+      m2l_grouped_launch<NL, 512>(M, Lx, hl);
+    else
+      m2l_grouped_launch<NL, 256>(M, Lx, hl);
   }
 
   void m2l_grouped(const T* M, T* Lx, uint8_t* hl) {
     if (G.grp.ngroups == 0) return;
-    const int lanes = G.grp_lanes > 0 ? G.grp_lanes : G.grp_size >= 8 ? 8 : 4;
-    if (lanes == 4 || m2l_group_smem_bytes<T, 8, false>(p) > G.smem_optin)
+    const int lanes = G.k.m2l_lanes > 0 ? G.k.m2l_lanes : G.grp_size >= 8 ? 8 : 4;
+    if (lanes == 4 || m2l_group_smem_bytes<T, 8>(p) > G.smem_optin)
       m2l_grouped_lanes<4>(M, Lx, hl);
     else
       m2l_grouped_lanes<8>(M, Lx, hl);
@@ -455,9 +444,9 @@ struct Eval {
 
   void m2l_level(const lists::List& list, int l, T* M, T* Lx, uint8_t* hl) {
     const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
-    if (G.k.m2l == 2)
+    if (G.k.m2l == GPUFMM_STRATEGY_BPB)
       translate_bpb<kBpbM2L>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, nullptr, M, Lx, hl);
-    else if (G.k.m2l)
+    else if (G.k.m2l == GPUFMM_STRATEGY_WPB)
       translate<kKindM2L, 32>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
     else
       translate<kKindM2L, 1>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
@@ -468,7 +457,7 @@ struct Eval {
     const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L];
     const double* txyz = G.txyz;
-    if (G.k.p2p) {
+    if (G.k.p2p == GPUFMM_STRATEGY_TPT) {
       nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
           kernels::Laplace<T>{}, P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
     } else {
@@ -554,7 +543,7 @@ struct Eval {
         // order, as on the CPU) when the leaves give >= 16 warps per SM,
         // else 2 or 4 while the leaves average > 32 sources per warp.
         const size_t p2m_wb = p2m_bpb_warp_bytes<T>(p);
-        if (G.k.p2m == 2 && p2m_wb <= G.smem_optin) {
+        if (G.k.p2m == GPUFMM_STRATEGY_BPB && p2m_wb <= G.smem_optin) {
           int nw = kP2MMaxWarps;
           while (nw > 1 && nw * p2m_wb > std::min<size_t>(G.smem_optin, 96u << 10)) nw /= 2;
           int wpl = G.k.p2m_warps;
@@ -575,7 +564,7 @@ struct Eval {
             set_smem(k_p2m_bpb<T, false>, smem);
             k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M, tab.walk);
           }
-        } else if (G.k.p2m) {  // wpb (also bpb where one warp's tile does not fit)
+        } else if (G.k.p2m != GPUFMM_STRATEGY_TPB) {  // wpb (also bpb where one warp's tile does not fit)
           const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
           k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M, tab.walk);
         } else {
@@ -587,10 +576,10 @@ struct Eval {
       // M2M, levels L-1 .. 2
       for (int l = L - 1; l >= 2; --l) {
         const int64_t b0 = S.level_offset[l], nb = S.level_offset[l + 1] - b0;
-        if (G.k.m2m == 2)
+        if (G.k.m2m == GPUFMM_STRATEGY_BPB)
           translate_bpb<kBpbM2M>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, nullptr, M, M,
                                  nullptr);
-        else if (G.k.m2m)
+        else if (G.k.m2m == GPUFMM_STRATEGY_GPB)
           translate<kKindM2M, 8>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
         else
           translate<kKindM2M, 1>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
@@ -600,10 +589,10 @@ struct Eval {
       // LevelDown1 (type 1 / standard M2L), LevelDown2 (type 2).
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
-      if (G.k.m2l == 3) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
+      if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
       for (int l = P.modified ? 1 : 2; l <= L; ++l) {
         const int64_t b0 = R.level_offset[l], nb = R.level_offset[l + 1] - b0;
-        if (l >= 2 && nb > 0 && G.l2l_bpb) {
+        if (l >= 2 && nb > 0 && G.k.l2l == GPUFMM_STRATEGY_BPB) {
           translate_bpb<kBpbL2L>(b0, nb, nullptr, nullptr, R.box_key, nullptr, nullptr, R.parent, Lx, Lx, hl);
         } else if (l >= 2 && nb > 0) {
           const Geo g = geo(nb);
@@ -612,7 +601,7 @@ struct Eval {
                                                         g.use_smem);
           check_launch("laplace L2L kernel");
         }
-        if (G.k.m2l == 3) {
+        if (G.k.m2l == GPUFMM_STRATEGY_GRP) {
         } else if (P.modified) {
           if (l >= 2) m2l_level(P.lists->list[lists::kType1], l, M, Lx, hl);
           m2l_level(P.lists->list[lists::kType2], l, M, Lx, hl);
@@ -625,7 +614,7 @@ struct Eval {
       {
         const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
         const T h = T(tree::box_size(tr.cube, L));
-        if (G.k.l2p == 2) {
+        if (G.k.l2p == GPUFMM_STRATEGY_BPB) {
           // bpb: one block per leaf, 32 .. 128 threads by the mean targets per leaf.
           const int64_t per_leaf = nb > 0 ? (nt + nb - 1) / nb : 1;
           const int threads = per_leaf > 64 ? 128 : per_leaf > 32 ? 64 : 32;
@@ -633,7 +622,7 @@ struct Eval {
           set_smem(k_l2p_bpb<T>, smem);
           const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
           k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg, tab.walk);
-        } else if (G.k.l2p)
+        } else if (G.k.l2p == GPUFMM_STRATEGY_TPT)
           k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(R), G.leaf_of, G.txyz, Lx, hl,
                                                                fp, fg, tab.walk);
         else
@@ -656,54 +645,6 @@ struct Eval {
     }
   }
 
-  // enqueue(x), as a graph where the arguments repeat (LaplaceGpuKernels::
-  // graph). The first evaluate with new arguments runs the kernels one by
-  // one (it also makes the lazy allocations of the workspace); the next one
-  // with the same arguments captures them into a graph and launches it;
-  // later ones launch the graph (one launch for every stage and level).
-  // With other arguments and a graph at hand, the captured graph updates the
-  // executable one in place (cudaGraphExecUpdate: same topology, new
-  // pointers) or replaces it.
-  template <class SS>
-  void launch(const Ptrs<SS>& x, const GraphKey& key) {
-    const bool replay = G.graph && G.graph_key == key;
-    const bool capture = !replay && G.k.graph && (G.graph || G.last_key == key);
-    G.last_key = key;
-    if (replay) {
-      GPUFMM_CUDA_CHECK(cudaGraphLaunch(G.graph, s0));
-      return;
-    }
-    if (!capture) {
-      enqueue(x, false);
-      return;
-    }
-    cudaGraph_t g = nullptr;
-    GPUFMM_CUDA_CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue(x, true);
-    } catch (...) {
-      if (cudaStreamEndCapture(s0, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
-      (void)cudaGetLastError();
-      throw;
-    }
-    GPUFMM_CUDA_CHECK(cudaStreamEndCapture(s0, &g));
-    struct GraphGuard {
-      cudaGraph_t g;
-      ~GraphGuard() { (void)cudaGraphDestroy(g); }
-    } guard{g};
-    if (G.graph) {
-      cudaGraphExecUpdateResultInfo info;
-      if (cudaGraphExecUpdate(G.graph, g, &info) != cudaSuccess) {
-        (void)cudaGetLastError();
-        (void)cudaGraphExecDestroy(G.graph);
-        G.graph = nullptr;
-      }
-    }
-    if (G.graph == nullptr) GPUFMM_CUDA_CHECK(cudaGraphInstantiate(&G.graph, g, 0));
-    G.graph_key = key;
-    GPUFMM_CUDA_CHECK(cudaGraphLaunch(G.graph, s0));
-  }
-
   template <class SS>
   void run(const LaplaceEvalArgs& a) {
     const auto w0 = std::chrono::steady_clock::now();
@@ -720,12 +661,12 @@ struct Eval {
     if (!a.on_context) {
       if (has_q && ns > 0) {
         if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), laplace_parallel_copy);
+        laplace_staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), plan::parallel_copy);
         x.uq = static_cast<const SS*>(G.in_q);
       }
       if (has_d && ns > 0) {
         if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), laplace_parallel_copy);
+        laplace_staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), plan::parallel_copy);
         x.ud = static_cast<const SS*>(G.in_d);
       }
     }
@@ -763,7 +704,7 @@ struct Eval {
     key.grad = x.ug;
     key.dtype = int(a.dtype);
     key.k = G.k;
-    launch(x, key);
+    G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
 
     unsigned long long bad[2] = {kNoBad, kNoBad};
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, G.bad, sizeof bad, cudaMemcpyDeviceToHost, s0));
@@ -786,8 +727,8 @@ struct Eval {
            ")");
     }
     if (!a.on_context && nt > 0) {  // staged through pinned chunks (laplace_plan_gpu.cu)
-      if (want_pot) laplace_staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), laplace_parallel_copy);
-      if (want_grad) laplace_staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), laplace_parallel_copy);
+      if (want_pot) laplace_staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), plan::parallel_copy);
+      if (want_grad) laplace_staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), plan::parallel_copy);
     }
     cudaEvent_t* ev = G.ev;
     LaplaceStageTimes& tm = P.last;
@@ -871,7 +812,7 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   G.p2p_nunits = nu;
 }
 
-// Receivers per group when GPUFMM_LAPLACE_M2L_GROUP does not say: the
+// Receivers per group when options.gpu.m2l_group does not say: the
 // largest of 16, 8, 4, 2, 1 that gives at least 1.5 groups per SM (3/4 of
 // the block slots: two blocks of k_m2l_group per SM), since a block owns its
 // group's receivers and the groups are the launch's only parallelism.
@@ -1007,20 +948,8 @@ void laplace_plan_setup(LaplacePlan& P) {
   for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
   GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
   GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->join, cudaEventDisableTiming));
-  // Strategies: the defaults of LaplaceGpuKernels, overridden by
-  // GPUFMM_LAPLACE_KERNELS; L2L has its own key ("l2l=tpb|bpb").
-  const char* kenv = std::getenv("GPUFMM_LAPLACE_KERNELS");
-  (void)laplace_gpu_parse_kernels(kenv, G->k);
-  if (kenv) {
-    const std::string ks = std::string(",") + kenv + ",";
-    if (ks.find(",l2l=tpb,") != std::string::npos) G->l2l_bpb = false;
-    if (ks.find(",l2l=bpb,") != std::string::npos) G->l2l_bpb = true;
-  }
-  if (const char* e = std::getenv("GPUFMM_LAPLACE_BPB_SLOTS")) G->bpb_slots = std::max(0, std::atoi(e));
-  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_GROUP")) G->grp_size = std::max(1, std::atoi(e));
-  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_LANES")) G->grp_lanes = std::atoi(e) == 4 ? 4 : 8;
-  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_SMEM_TABLES")) G->grp_smem_tables = std::atoi(e) != 0;
-  if (const char* e = std::getenv("GPUFMM_LAPLACE_M2L_THREADS")) G->grp_threads = std::atoi(e);
+  G->k = P.options.gpu;
+  G->grp_size = G->k.m2l_group;
 
   using clock = std::chrono::steady_clock;
   auto t = clock::now();
@@ -1030,18 +959,18 @@ void laplace_plan_setup(LaplacePlan& P) {
     t = u;
   };
   if (P.single())
-    G->tab_f = device_tables<float>(*G, *P.tables_f, P.options.variable_truncation);
+    G->tab_f = device_tables<float>(*G, *P.tables_f, P.options.variable_truncation, P.options.table_cache);
   else
-    G->tab_d = device_tables<double>(*G, *P.tables_d, P.options.variable_truncation);
+    G->tab_d = device_tables<double>(*G, *P.tables_d, P.options.variable_truncation, P.options.table_cache);
   lap(P.plan_times.setup_tables);
 
   const cudaStream_t s0 = stream_of(P.ctx);
   // Grouped M2L needs the work vectors of 4 lanes in shared memory (p <= 44
   // in double on an H100); beyond, the BpB kernel.
-  if (G->k.m2l == 3 && (P.single() ? m2l_group_smem_bytes<float, 4, false>(P.p)
-                                   : m2l_group_smem_bytes<double, 4, false>(P.p)) > G->smem_optin)
-    G->k.m2l = 2;
-  if (G->k.m2l == 3) build_m2l_groups(*G, P, s0);
+  if (G->k.m2l == GPUFMM_STRATEGY_GRP && (P.single() ? m2l_group_smem_bytes<float, 4>(P.p)
+                                                   : m2l_group_smem_bytes<double, 4>(P.p)) > G->smem_optin)
+    G->k.m2l = GPUFMM_STRATEGY_BPB;
+  if (G->k.m2l == GPUFMM_STRATEGY_GRP) build_m2l_groups(*G, P, s0);
   lap(P.plan_times.setup_groups);
   G->sxyz = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.nsrc, 1), "laplace sources"));
   // Sorted coordinates: gathered on the device from the plan's device copy

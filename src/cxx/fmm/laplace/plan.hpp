@@ -21,7 +21,7 @@
 //
 // Expansions, box scaling.  Box b at level l has side h_l = cube.side / 2^l,
 // centre tree center[3b..3b+2]. Its multipole M_b and local L_b are p*p
-// coefficients (index n*n+n+m, fmm/laplace_basis.hpp) over the normalised
+// coefficients (index n*n+n+m, fmm/laplace/basis.hpp) over the normalised
 // basis scaled by h_l:
 //     phi(y) = (1/h_l) sum M_n^m Sh_n^m((y - c_b)/h_l)    (outside b)
 //     phi(y) = (1/h_l) sum L_n^m Rh_n^m((y - c_b)/h_l)    (inside b)
@@ -68,11 +68,6 @@
 //     op_coax[op]    coax matrix: coax + coax_offset[op_coax[op]], square
 //                    (op_p x op_p) in the laplace_translation.hpp layout
 //                    (S|S for M2M, R|R for L2L, S|R with rd, rs built in)
-//     op_rd[op], op_rs[op]  M2L only: rd = h_dst/|t|, rs = h_src/|t| for
-//                    laplace_m2l_apply_scaled with the unit table
-//                    coax_sr_unit (eq. 35: one p x p matrix for all M2L,
-//                    for drivers that prefer fast memory over the 20-odd
-//                    distance-specific matrices)
 //   Geometry of each op (t = receiving centre - emitting centre):
 //     same-level class d:  t = -d h_l,        rd = rs = 1/|d|
 //     type-2 class e:      t = -(e/2) h_{l+1}, rd = 4/|e|, rs = 2/|e|
@@ -95,51 +90,15 @@
 #include <vector>
 
 #include "core/context.hpp"
+#include "fmm/laplace/cost.hpp"
+#include "fmm/laplace/options.hpp"
 #include "gpufmm.h"
 #include "lists/lists.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"
 
-// 1: plans on a GPU context keep their tree and data on the device and
-// evaluate with gpufmm::fmm::cuda::laplace_evaluate (issue 5, src/cuda/fmm).
-// 0 (-DGPUFMM_LAPLACE_CUDA_DRIVER=0, or no CUDA): a plan on a GPU context keeps
-// a CPU-side tree and evaluates with the CPU pipeline on host copies.
-#ifndef GPUFMM_LAPLACE_CUDA_DRIVER
-#if defined(GPUFMM_HAVE_CUDA)
-#define GPUFMM_LAPLACE_CUDA_DRIVER 1  // issue 5: src/cuda/fmm/laplace_fmm.cu
-#else
-#define GPUFMM_LAPLACE_CUDA_DRIVER 0
-#endif
-#endif
-
 namespace gpufmm {
 namespace fmm {
-
-// ---------------------------------------------------------------- options
-
-struct LaplaceOptions {
-  double eps = 1e-6;
-  gpufmm_dtype_t precision = GPUFMM_FLOAT64;
-  int p = 0;       // 0: from eps
-  int l_max = -1;  // -1: cost model (or s_max)
-  int s_max = -1;  // -1: cost model; >= 1: tree depth from max points per box
-  int stencil = GPUFMM_STENCIL_MODIFIED;
-  bool variable_truncation = true;
-};
-
-// C options (NULL = defaults) -> validated LaplaceOptions; throws
-// INVALID_ARGUMENT naming the field.
-LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt);
-void laplace_options_defaults(gpufmm_laplace_options_t* opt);
-void validate_options(const LaplaceOptions& o);
-
-// Truncation number for eps (both potential and gradient within eps, eq. 36):
-// the larger of laplace_p_for_eps(eps, single, false/true).
-int laplace_p_from_eps(double eps, bool single_precision);
-// True when the error model of laplace_error.hpp puts potential and gradient
-// within eps at truncation p. When the p of laplace_p_from_eps does not (it
-// was capped), plan creation switches variable truncation off.
-bool laplace_p_certifies(int p, double eps);
 
 // ---------------------------------------------------------------- tables
 
@@ -156,11 +115,9 @@ struct LaplaceTables {
   std::vector<int32_t> op_p, op_rot, op_coax;  // [kNumOps]
   std::vector<int8_t> op_flip;                 // [kNumOps]
   std::vector<T> op_cos_a, op_sin_a;           // [kNumOps]
-  std::vector<T> op_rd, op_rs;                 // [kNumOps]
   std::vector<int64_t> coax_offset;            // [ncoax + 1]
   std::vector<int32_t> coax_p;                 // [ncoax]
   std::vector<T> coax;                         // [coax_offset[ncoax]]
-  std::vector<T> coax_sr_unit;                 // laplace_coax_sr(p, p, 1, 1)
 
   int ncoax() const { return static_cast<int>(coax_p.size()); }
   const T* rotation(int op) const { return rot.data() + static_cast<size_t>(op_rot[op]) * rot_stride; }
@@ -176,57 +133,17 @@ void build_tables(int p, bool variable_truncation, LaplaceTables<T>& t);
 // Process-wide cache of build_tables results, keyed by (p, T,
 // variable_truncation) and shared by every plan (thread-safe; the least
 // recently used entries beyond kLaplaceTableCacheBytes per precision are
-// dropped, the newest is always kept). GPUFMM_LAPLACE_TABLE_CACHE=0 turns it
-// off (read at each call): laplace_tables_get then builds.
+// dropped, the newest is always kept). LaplaceOptions::table_cache = false
+// bypasses it (and the CUDA driver's device cache).
 constexpr size_t kLaplaceTableCacheBytes = size_t(64) << 20;
-// False when GPUFMM_LAPLACE_TABLE_CACHE=0 (the host and the device caches).
-bool laplace_table_cache_on();
 template <class T>
 std::shared_ptr<const LaplaceTables<T>> laplace_tables_cached(int p, bool variable_truncation);
-// The tables for (p, variable_truncation): the cached ones (shared), or
-// built for the caller alone when the cache is off.
+// The tables for (p, variable_truncation): the cached ones (shared) when
+// `cache`, else built for the caller alone.
 template <class T>
-std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation);
+std::shared_ptr<const LaplaceTables<T>> laplace_tables_get(int p, bool variable_truncation, bool cache);
 // Drops every cached table (tests, benchmarks).
 void laplace_tables_cache_clear();
-
-// ---------------------------------------------------------------- cost model
-
-// Modelled seconds of one evaluate (papers/000 eqs. 26-29 with measured
-// box / pair counts instead of the uniform estimate): see docs/laplace_fmm.md.
-//   cost = c_pair * (near-field pairs)
-//        + sum over translations of (c_rcr3 p_op^3 + c_rcr2 p_op^2 + c_rcr0)
-//        + c_point * p^2 * (nsrc + ntrg)        (P2M + L2P, when l_max >= 2)
-struct LaplaceCostConstants {
-  double c_pair = 0;   // seconds per source-target pair (charges, potential + gradient)
-  double c_rcr3 = 0;   // seconds per p^3 of one RCR translation
-  double c_rcr2 = 0;   // seconds per p^2 of one RCR translation
-  double c_point = 0;  // seconds per p^2 per point (P2M, L2P with gradient)
-  double scalar_factor = 1;  // CPU: translation cost factor when p > kBatchedM2LMaxP
-  double c_rcr0 = 0;   // seconds per RCR translation whatever p (GPU: the steps' latency)
-};
-
-// The CPU pipeline batches M2L translations of one class over SIMD lanes
-// (laplace_pipeline_impl.hpp) up to this p, and translates one at a time
-// above it (the lane copies of the tables would outgrow the caches).
-constexpr int kBatchedM2LMaxP = 32;
-// Per-core constants measured for the OpenMP pipeline (docs/laplace_fmm.md).
-LaplaceCostConstants laplace_cost_constants_cpu(bool single_precision);
-
-struct LaplaceDepthChoice {
-  int l_max = 0;
-  std::vector<double> cost;       // modelled seconds per candidate depth 0..(scanned)
-  std::vector<double> p2p_pairs;  // near-field pairs per candidate depth
-  std::vector<double> m2l;        // M2L translations (cumulative) per candidate depth
-};
-
-// Chooses l_max minimising the modelled cost from the sorted Morton keys of
-// the sources and targets (trg_keys == nullptr: targets are the sources).
-template <class T>
-LaplaceDepthChoice laplace_choose_depth(const uint64_t* src_keys, int64_t nsrc,
-                                        const uint64_t* trg_keys, int64_t ntrg, bool modified,
-                                        const LaplaceTables<T>& tables,
-                                        const LaplaceCostConstants& c);
 
 // ---------------------------------------------------------------- plan
 
@@ -256,7 +173,6 @@ struct LaplaceWorkspace {
   // CPU pipeline only: the rotation and coax tables with every entry
   // repeated once per SIMD lane (batched M2L, laplace_pipeline_impl.hpp).
   std::vector<T> rot_lanes, coax_lanes;
-  bool scalar_m2l = false;  // testing: force one translation at a time
 };
 
 class LaplacePlan {
@@ -267,10 +183,6 @@ class LaplacePlan {
   LaplacePlan& operator=(const LaplacePlan&) = delete;
 
   Context& ctx;                       // the user's context
-  // Issue 5 (temporary): on a GPU context without the CUDA driver the tree is
-  // built on this CPU context and evaluate runs the CPU pipeline on host
-  // copies of the data.
-  std::unique_ptr<Context> host_ctx;
   LaplaceOptions options;             // effective options (see laplace_p_certifies)
   int p = 0;
   int l_max = 0;
@@ -310,7 +222,7 @@ class LaplacePlan {
   LaplaceWorkspace<double> ws_d;
   LaplaceWorkspace<float> ws_f;
   // Issue 5: device data of the CUDA driver (tables, coordinates, workspace,
-  // streams; fmm/laplace_gpu.hpp), freed by its own deleter. Null on the CPU.
+  // streams; fmm/laplace/gpu.hpp), freed by its own deleter. Null on the CPU.
   std::shared_ptr<void> gpu;
 
   bool single() const { return options.precision == GPUFMM_FLOAT32; }
@@ -345,15 +257,13 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 
 // The OpenMP pipeline: host pointers, inputs already validated.
 void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& args);
-// The instruction set the CPU pipeline runs with: "generic", "avx2", "avx512".
-const char* laplace_cpu_isa();
+// The instruction set the CPU pipeline runs with at most `cap`
+// (LaplaceOptions::cpu_isa): "generic", "avx2", "avx512".
+const char* laplace_cpu_isa(LaplaceCpuIsa cap = LaplaceCpuIsa::avx512);
 
 gpufmm_laplace_info_t laplace_plan_info(const LaplacePlan& plan);
 
 #if defined(GPUFMM_HAVE_CUDA)
-// memcpy by the OpenMP threads (laplace_plan.cpp): the host side of the
-// staged device copies below.
-void laplace_parallel_copy(void* dst, const void* src, size_t bytes);
 
 namespace cuda {
 // Issue 5 (src/cuda/fmm/): evaluates on the plan's GPU context. args are in
@@ -362,15 +272,14 @@ namespace cuda {
 // Must fill plan.last (stage times) and write the outputs only on success.
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 
-// Plan creation on a GPU context (src/cuda/fmm/laplace_plan_gpu.cu); all on
+// Plan creation on a GPU context (src/cuda/fmm/laplace/plan.cu); all on
 // the context's stream.
 // Host-side copy of one chunk (memcpy semantics; the plan and evaluate pass
-// laplace_parallel_copy).
+// plan::parallel_copy).
 using LaplaceHostCopy = void (*)(void* dst, const void* src, size_t bytes);
 // Large copies through two process-wide pinned chunks, the caller's `copy`
 // for the host side of each chunk, overlapped with the DMA of the other;
-// small ones (or GPUFMM_LAPLACE_STAGED_COPY=0, or no pinned memory) are plain
-// cudaMemcpyAsync. Upload returns when src may be reused (the data follow in
+// small ones (or without pinned memory) are plain cudaMemcpyAsync. Upload returns when src may be reused (the data follow in
 // stream order), download with the data in dst.
 void laplace_staged_upload(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
 void laplace_staged_download(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
@@ -410,6 +319,11 @@ struct gpufmm_laplace_plan_s {
 };
 
 namespace gpufmm {
+namespace fmm {
+// The C handle of a plan (registered; gpufmm_laplace_plan_destroy frees it).
+gpufmm_laplace_plan_t laplace_plan_handle(std::unique_ptr<LaplacePlan> plan);
+}  // namespace fmm
+
 inline gpufmm_laplace_plan_s* checked_laplace_plan(gpufmm_laplace_plan_t p,
                                                    const char* argname = "plan") {
   return checked_handle(p, HandleKind::LaplacePlan, argname);

@@ -308,7 +308,7 @@ struct Pipeline {
   }
 
   void downward() {
-    if (p <= kM2LLanesMaxP && !W.scalar_m2l) {
+    if (p <= kM2LLanesMaxP) {
       downward_batched();
       return;
     }

@@ -30,7 +30,7 @@
 // laplace_rotation.hpp), with flip for the mirrored direction (eq. 34).
 #pragma once
 
-#include "fmm/laplace_rotation.hpp"
+#include "fmm/laplace/rotation.hpp"
 
 namespace gpufmm {
 
@@ -139,8 +139,8 @@ GPUFMM_HD inline void laplace_coax_rr(int p, double tau, double rho, T* mat) {
 }
 
 // S|R (M2L) for (p_out, p_in): rd = h_dst/|t|, rs = h_src/|t|.  With
-// rd = rs = 1 this is the unit matrix (S|R)(1) of eq. (35), to be used with
-// laplace_coax_sr_apply_scaled.
+// rd = rs = 1 this is the unit matrix (S|R)(1) of eq. (35): the table for
+// (rd, rs) is it with row n scaled by rd^(n+1) and column n' by rs^n'.
 template <class T>
 GPUFMM_HD inline void laplace_coax_sr(int p_out, int p_in, double rd, double rs, T* mat) {
   using laplace_detail::hd_sqrt;
@@ -211,36 +211,6 @@ GPUFMM_HD inline void laplace_coax_apply(int p_out, int p_in, const T* mat, cons
   }
 }
 
-// out = (S|R) in with the unit table K = laplace_coax_sr(p_tab, p_tab, 1, 1)
-// rescaled on the fly (eq. 35): L_n = rd^(n+1) sum K_{n,n'} rs^n' M_n'.
-// p_out, p_in <= p_tab <= kMaxP.  Saves storing one S|R matrix per distance.
-template <class T>
-GPUFMM_HD inline void laplace_coax_sr_apply_scaled(int p_tab, const T* K, int p_out, int p_in,
-                                                   T rd, T rs, const T* in, T* out) {
-  T pin[kMaxP], pout[kMaxP];
-  pin[0] = T(1);
-  pout[0] = rd;
-  for (int i = 1; i < p_in; ++i) pin[i] = pin[i - 1] * rs;
-  for (int i = 1; i < p_out; ++i) pout[i] = pout[i - 1] * rd;
-  for (int i = 0; i < p_out * p_out; ++i) out[i] = T(0);
-  int off = 0;
-  for (int m = 0; m < p_out && m < p_in; ++m) {
-    const int w = p_tab - m;
-    for (int n = m; n < p_out; ++n) {
-      const T* row = K + off + (n - m) * w - m;
-      T ap = T(0), an = T(0);
-      for (int np = m; np < p_in; ++np) {
-        const T c = row[np] * pin[np];
-        ap += c * in[np * np + np + m];
-        an += c * in[np * np + np - m];
-      }
-      out[n * n + n + m] = ap * pout[n];
-      if (m > 0) out[n * n + n - m] = an * pout[n];
-    }
-    off += w * w;
-  }
-}
-
 // ---------------------------------------------------------------------------
 // Translations with precomputed data (what a plan / GPU kernel calls).
 //
@@ -276,20 +246,6 @@ GPUFMM_HD inline void laplace_m2l_apply(int p_in, int p_out, T cos_a, T sin_a, c
                                         bool flip, const T* coax_sr, const T* M_src, T* L_dst,
                                         T* work) {
   laplace_rcr_apply(p_in, p_out, cos_a, sin_a, B, flip, coax_sr, M_src, L_dst, work);
-}
-
-// M2L with the unit S|R table (eq. 35): K = laplace_coax_sr(p_tab, p_tab, 1, 1),
-// rd = h_dst/|t|, rs = h_src/|t|.
-template <class T>
-GPUFMM_HD inline void laplace_m2l_apply_scaled(int p_in, int p_out, T cos_a, T sin_a, const T* B,
-                                               bool flip, int p_tab, const T* K, T rd, T rs,
-                                               const T* M_src, T* L_dst, T* work) {
-  const int pm = p_in > p_out ? p_in : p_out;
-  T* w1 = work;
-  T* w2 = work + pm * pm;
-  laplace_rotate_forward(p_in, cos_a, sin_a, B, flip, M_src, w2, w1);
-  laplace_coax_sr_apply_scaled(p_tab, K, p_out, p_in, rd, rs, w2, w1);
-  laplace_rotate_back(p_out, cos_a, sin_a, B, flip, w1, L_dst, w2, true);
 }
 
 // L2L: L_child += (R|R)(t) L_parent, t = c_child - c_parent; coax from

@@ -1,7 +1,7 @@
 // The depth scan of the cost model (laplace_choose_depth, papers/000 sec.
 // 2.4, eqs. 26-29), in two parts so that the counting of each candidate
 // depth runs on the host (HostDepthLevels, laplace_pipeline_cost.cpp) or on
-// the device (src/cuda/fmm/laplace_plan_gpu.cu, on the keys a GPU plan
+// the device (src/cuda/fmm/laplace/plan.cu, on the keys a GPU plan
 // already holds there) with the same arithmetic:
 //   depth_parent         the counts of one target box at level l-1: its
 //                        children's near-field pairs, same-level and type-2
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/hd.hpp"
-#include "fmm/laplace_plan.hpp"
+#include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
 
@@ -132,7 +132,7 @@ LaplaceDepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, con
 
 #if defined(GPUFMM_HAVE_CUDA)
 namespace cuda {
-// laplace_choose_depth on the device (src/cuda/fmm/laplace_plan_gpu.cu):
+// laplace_choose_depth on the device (src/cuda/fmm/laplace/plan.cu):
 // src_keys / trg_keys are the sorted point keys in ctx's device memory
 // (trg_keys == nullptr: targets are the sources). Same counts as the host
 // scan; the modelled seconds differ only in the order of their sums.

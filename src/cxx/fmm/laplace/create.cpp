@@ -1,0 +1,388 @@
+// Laplace plan creation: p and the depth (cost model), the tree, sorted
+// coordinates, the near-field and translation statistics, the CUDA driver's
+// set-up; the C handle and plan_info. Options: options.cpp; tables:
+// tables.cpp; evaluate: evaluate.cpp. Layout and conventions: plan.hpp.
+#include "fmm/laplace/plan.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/handles.hpp"
+#include "fmm/laplace/math.hpp"
+#include "fmm/laplace/depth_scan.hpp"
+#include "fmm/laplace/gpu.hpp"
+#include "plan/checks.hpp"
+
+namespace gpufmm {
+namespace fmm {
+
+namespace {
+
+double now() { return omp_get_wtime(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- plan
+
+LaplacePlan::LaplacePlan(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
+LaplacePlan::~LaplacePlan() {
+  gpu.reset();
+  lists.reset();
+  tree.reset();
+  ctx.children.fetch_sub(1);
+}
+
+bool LaplacePlan::cpu_pipeline() const { return !ctx.on_gpu(); }
+
+namespace {
+
+// Host access to a tree array: the array itself for a host tree, a
+// downloaded copy for a device tree (not zero-filled first).
+template <class V>
+struct HostView {
+  const V* p = nullptr;
+  std::unique_ptr<V[]> own;
+  const V& operator[](int64_t i) const { return p[i]; }
+  const V* begin() const { return p; }
+  const V* end() const { return p + own_n; }
+  const V* data() const { return p; }
+  int64_t own_n = 0;
+};
+
+template <class V>
+HostView<V> fetch(const tree::Tree& t, const V* src, int64_t n) {
+  HostView<V> h;
+  h.own_n = n > 0 ? n : 0;
+  if (!t.ctx.on_gpu()) {
+    h.p = src;
+    return h;
+  }
+  h.own.reset(new V[static_cast<size_t>(std::max<int64_t>(h.own_n, 1))]);
+#if defined(GPUFMM_HAVE_CUDA)
+  if (n > 0) cuda::laplace_staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), plan::parallel_copy);
+#else
+  if (n > 0) tree::download(t, h.own.get(), src, sizeof(V) * static_cast<size_t>(n));
+#endif
+  h.p = h.own.get();
+  return h;
+}
+
+// Sizes for plan_info and the workspace: near-field pairs and the largest
+// near-field source count of a target leaf. A device tree: reduced on the
+// device (integer sums and maxima, the same numbers).
+void near_field_stats(LaplacePlan& plan) {
+  const tree::Tree& t = *plan.tree;
+  int64_t pairs = 0, max_near = 0, max_leaf = 0;
+  if (t.ctx.on_gpu()) {
+#if defined(GPUFMM_HAVE_CUDA)
+    cuda::laplace_near_field_stats(t, plan.lists->list[lists::kNeighbors], pairs, max_near, max_leaf);
+#endif
+  } else {
+    const tree::PointSet& S = t.src;
+    const tree::PointSet& R = t.receivers();
+    const lists::List& nb = plan.lists->list[lists::kNeighbors];
+    const int32_t *s_beg = S.point_begin, *s_end = S.point_end, *r_beg = R.point_begin, *r_end = R.point_end;
+    const int64_t* off = nb.offsets;
+    const int32_t* idx = nb.index;
+    const int L = t.l_max;
+    if (R.nboxes > 0) {
+      const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
+#pragma omp parallel for schedule(static) reduction(+ : pairs) reduction(max : max_near, max_leaf) if (b1 - b0 > 4096)
+      for (int64_t b = b0; b < b1; ++b) {
+        int64_t near = 0;
+        for (int64_t e = off[b]; e < off[b + 1]; ++e) near += s_end[idx[e]] - s_beg[idx[e]];
+        const int64_t nt = r_end[b] - r_beg[b];
+        pairs += near * nt;
+        max_near = std::max(max_near, near);
+        max_leaf = std::max(max_leaf, nt);
+      }
+    }
+    if (S.nboxes > 0)
+      for (int64_t b = S.level_offset[L]; b < S.level_offset[L + 1]; ++b)
+        max_leaf = std::max<int64_t>(max_leaf, s_end[b] - s_beg[b]);
+  }
+  plan.p2p_pairs = pairs;
+  plan.max_near_sources = max_near;
+  plan.max_leaf_points = max_leaf;
+}
+
+// Entries per class code over the M2L lists of the plan's tree (a histogram
+// on the device for a device tree, per-thread histograms on the host).
+std::vector<int64_t> class_counts(const tree::Tree& t, const lists::Lists& ls) {
+  std::vector<int64_t> counts(tree::kNumClasses, 0);
+  const int lists[3] = {int(lists::kM2L), int(lists::kType1), int(lists::kType2)};
+  if (t.ctx.on_gpu()) {
+#if defined(GPUFMM_HAVE_CUDA)
+    cuda::laplace_class_counts(t, ls, lists, 3, counts.data());
+#endif
+    return counts;
+  }
+  for (int k : lists) {
+    const lists::List& l = ls.list[k];
+    if (!l.built || l.nnz == 0) continue;
+    const int32_t* cls = l.cls;
+    const int64_t n = l.nnz;
+#pragma omp parallel if (n > (int64_t(1) << 16))
+    {
+      std::vector<int64_t> mine(tree::kNumClasses, 0);
+#pragma omp for schedule(static) nowait
+      for (int64_t e = 0; e < n; ++e) ++mine[static_cast<size_t>(cls[e])];
+#pragma omp critical(gpufmm_laplace_class_counts)
+      for (int c = 0; c < tree::kNumClasses; ++c) counts[static_cast<size_t>(c)] += mine[static_cast<size_t>(c)];
+    }
+  }
+  return counts;
+}
+
+// Sums of p_op^3 and p_op^2 over the translations of one evaluate. Every
+// term is an integer below 2^53, so the sums are exact in any order.
+template <class T>
+void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
+  const tree::Tree& t = *plan.tree;
+  double p3 = 0, p2 = 0;
+  auto add = [&](int q, double count) {
+    p3 += count * q * q * q;
+    p2 += count * q * q;
+  };
+  const std::vector<int64_t> per_class = class_counts(t, *plan.lists);
+  for (int op = 0; op < tree::kNumClasses; ++op)
+    if (per_class[static_cast<size_t>(op)] > 0) add(tab.op_p[op], double(per_class[static_cast<size_t>(op)]));
+  const int L = t.l_max;
+  const tree::PointSet& S = t.src;
+  const tree::PointSet& R = t.receivers();
+  if (L >= 2 && S.nboxes > 0 && R.nboxes > 0) {
+    add(plan.p, double(S.level_offset[L + 1] - S.level_offset[3 <= L ? 3 : L + 1]));  // M2M
+    const int first = plan.modified ? 2 : 3;
+    if (first <= L) add(plan.p, double(R.level_offset[L + 1] - R.level_offset[first]));  // L2L
+  }
+  plan.rcr_p3 = p3;
+  plan.rcr_p2 = p2;
+}
+
+// sources / targets: host memory, or the context's when on_context.
+template <class T>
+void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const double* sources,
+                       const double* targets, bool on_context) {
+  // A keys-only tree (depth 0, no lists) gives the sorted Morton keys of
+  // both sets in the final tree's cube; the model scans depths on them.
+  tree::Options so;
+  so.l_max = 0;
+  const double t0 = now();
+  auto scan = tree::build(plan.ctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
+  const LaplaceCostConstants c =
+      plan.options.cost   ? *plan.options.cost
+      : plan.cpu_pipeline() ? laplace_cost_constants_cpu(plan.single())
+                            : laplace_cost_constants_gpu(plan.single());
+#if defined(GPUFMM_HAVE_CUDA)
+  if (scan->ctx.on_gpu()) {  // the keys stay on the device, and so does the scan
+    const double t1 = now();
+    plan.plan_times.depth_keys = t1 - t0;
+    plan.depth = cuda::laplace_choose_depth_device<T>(scan->ctx, scan->src.keys, plan.nsrc,
+                                                      plan.same_sets ? nullptr : scan->recv_own.keys, plan.ntrg,
+                                                      plan.modified, tab, c);
+    plan.plan_times.depth_scan = now() - t1;
+    return;
+  }
+#endif
+  const auto sk = fetch(*scan, scan->src.keys, scan->src.n);  // views into `scan` on the CPU
+  HostView<uint64_t> rk;
+  if (!plan.same_sets) rk = fetch(*scan, scan->recv_own.keys, scan->recv_own.n);
+  const double t1 = now();
+  plan.plan_times.depth_keys = t1 - t0;
+  plan.depth = laplace_choose_depth<T>(sk.data(), plan.nsrc, plan.same_sets ? nullptr : rk.data(), plan.ntrg,
+                                       plan.modified, tab, c);
+  plan.plan_times.depth_scan = now() - t1;
+}
+
+}  // namespace
+
+std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOptions& opt,
+                                                 int64_t nsrc, const double* sources,
+                                                 int64_t ntrg, const double* targets) {
+  const double t0 = now();
+  validate_options(opt);
+  plan::check_count(nsrc, "nsrc");
+  if (targets != nullptr) plan::check_count(ntrg, "ntrg");
+#ifndef GPUFMM_HAVE_CUDA
+  require(!ctx.on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED, "gpufmm was built without CUDA");
+#endif
+  auto plan = std::make_unique<LaplacePlan>(ctx);
+  LaplacePlan& P = *plan;
+  // Finite coordinates: checked here on the host, or by the CUDA driver on
+  // the device copy it uploads anyway (one pass over the data fewer).
+  if (P.cpu_pipeline()) {
+    plan::check_points(sources, nsrc, "sources");
+    if (targets != nullptr) plan::check_points(targets, ntrg, "targets");
+  } else {
+    plan::check_points_pointer(sources, nsrc, "sources");
+    if (targets != nullptr) plan::check_points_pointer(targets, ntrg, "targets");
+  }
+  LaplacePlanTimes& tp = P.plan_times;
+  double tmark = now();
+  tp.check = tmark - t0;
+  auto lap = [&tmark](double& field) {
+    const double t = now();
+    field += t - tmark;
+    tmark = t;
+  };
+  P.options = opt;
+  P.same_sets = targets == nullptr;
+  P.nsrc = nsrc;
+  P.ntrg = P.same_sets ? nsrc : ntrg;
+  P.p = opt.p > 0 ? opt.p : laplace_p_from_eps(opt.eps, P.single());
+  // When p had to be capped (eps beyond what the error model certifies at
+  // kMaxP in double / kLaplaceMaxPFloat in float), the reduced truncation
+  // numbers of eq. (24) cost more accuracy than there is to spare (measured:
+  // 6-10x at p = 44-50); every translation then keeps the full p. In double
+  // the plan also takes the standard stencil there: its worst source-target
+  // geometry converges faster than the type-2 boxes' (docs/laplace_fmm.md
+  // section 3; measured at eps = 1e-12, p = 50: the modified stencil reached
+  // 1.1e-12 with charges, uniform points, l_max = 2).
+  if (opt.p == 0 && !laplace_p_certifies(P.p, opt.eps)) {
+    P.options.variable_truncation = false;
+    if (!P.single()) P.options.stencil = GPUFMM_STENCIL_STANDARD;
+  }
+  P.modified = P.options.stencil == GPUFMM_STENCIL_MODIFIED;
+
+  // CUDA driver: the coordinates go to the device once; both trees are built
+  // from that copy and the sorted coordinates are gathered there.
+  const double* tsrc = sources;
+  const double* ttrg = targets;
+  bool on_context = false;
+#if defined(GPUFMM_HAVE_CUDA)
+  cuda::LaplaceDevicePoints dev_points;
+#endif
+  if (!P.cpu_pipeline()) {
+    // The tree stays on the device (the CUDA driver evaluates).
+#if defined(GPUFMM_HAVE_CUDA)
+    dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, plan::parallel_copy);
+    plan::fail_if_bad_point(sources, cuda::laplace_first_nonfinite(ctx, dev_points.src, nsrc), nsrc, "sources");
+    if (!P.same_sets)
+      plan::fail_if_bad_point(targets, cuda::laplace_first_nonfinite(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
+    tsrc = dev_points.src;
+    ttrg = dev_points.trg;
+    on_context = true;
+#endif
+    lap(tp.upload);
+  }
+
+  auto get_tables = [&P] {  // the operator tables for P.p
+    if (P.single())
+      P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
+    else
+      P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
+  };
+  get_tables();
+  lap(tp.tables);
+
+  tree::Options to;
+  if (opt.l_max >= 0) {
+    to.l_max = opt.l_max;
+  } else if (opt.s_max >= 1) {
+    to.l_max = -1;
+    to.s_max = opt.s_max;
+  } else {
+    if (P.single())
+      choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context);
+    else
+      choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context);
+    to.l_max = P.depth.l_max;
+  }
+  tmark = now();
+  P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
+  P.lists = lists::build(*P.tree, (1u << lists::kNeighbors) | (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
+                                                                           : (1u << lists::kM2L)));
+  P.l_max = P.tree->l_max;
+  P.src_boxes = P.tree->src.nboxes;
+  P.trg_boxes = P.tree->receivers().nboxes;
+  P.m2l_translations = P.modified
+                           ? P.lists->list[lists::kType1].nnz + P.lists->list[lists::kType2].nnz
+                           : P.lists->list[lists::kM2L].nnz;
+  lap(tp.tree);
+
+  // Sorted coordinates (double): on the host for the CPU pipeline; for the
+  // CUDA driver laplace_plan_setup gathers them on the device.
+  if (on_context) {
+    P.dev_sources = tsrc;
+    P.dev_targets = ttrg;
+  } else {
+    const auto perm = fetch(*P.tree, P.tree->src.perm, nsrc);
+    P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < nsrc; ++i)
+      for (int k = 0; k < 3; ++k) P.src_xyz[3 * i + k] = sources[3 * int64_t(perm[i]) + k];
+    if (!P.same_sets) {
+      const auto rperm = fetch(*P.tree, P.tree->recv_own.perm, P.ntrg);
+      P.trg_xyz.resize(static_cast<size_t>(3 * P.ntrg));
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < P.ntrg; ++i)
+        for (int k = 0; k < 3; ++k) P.trg_xyz[3 * i + k] = targets[3 * int64_t(rperm[i]) + k];
+    }
+  }
+  lap(tp.coords);
+  near_field_stats(P);
+  // p from eps assumes a near field that holds each target's closest sources;
+  // a nearly empty one (laplace_p_sparse) needs more terms. The depth stays.
+  if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0) {
+    const int ps = laplace_p_sparse(P.p, double(P.p2p_pairs) / double(P.ntrg), P.single());
+    if (ps != P.p) {
+      P.p = ps;
+      get_tables();
+    }
+  }
+  if (P.single())
+    translation_work(P, *P.tables_f);
+  else
+    translation_work(P, *P.tables_d);
+  lap(tp.stats);
+#if defined(GPUFMM_HAVE_CUDA)
+  if (!P.cpu_pipeline()) cuda::laplace_plan_setup(P);  // tables etc. to the device
+#endif
+  P.dev_sources = P.dev_targets = nullptr;  // freed with dev_points
+  lap(tp.setup);
+  P.plan_seconds = now() - t0;
+  return plan;
+}
+
+gpufmm_laplace_plan_t laplace_plan_handle(std::unique_ptr<LaplacePlan> plan) {
+  auto h = std::make_unique<gpufmm_laplace_plan_s>();
+  h->plan = std::move(plan);
+  register_handle(h.get(), HandleKind::LaplacePlan);
+  return h.release();
+}
+
+gpufmm_laplace_info_t laplace_plan_info(const LaplacePlan& plan) {
+  gpufmm_laplace_info_t info;
+  std::memset(&info, 0, sizeof info);
+  info.p = plan.p;
+  info.l_max = plan.l_max;
+  info.precision = plan.options.precision;
+  info.backend = plan.ctx.backend;
+  info.nsrc = plan.nsrc;
+  info.ntrg = plan.ntrg;
+  info.source_boxes = plan.src_boxes;
+  info.target_boxes = plan.trg_boxes;
+  info.m2l_translations = plan.m2l_translations;
+  info.p2p_pairs = plan.p2p_pairs;
+  info.plan_seconds = plan.plan_seconds;
+  info.t_p2m = plan.last.p2m;
+  info.t_upward = plan.last.upward;
+  info.t_downward = plan.last.downward;
+  info.t_l2p = plan.last.l2p;
+  info.t_p2p = plan.last.p2p;
+  info.t_total = plan.last.total;
+  return info;
+}
+
+}  // namespace fmm
+}  // namespace gpufmm

@@ -1,0 +1,225 @@
+// Options of a Laplace FMM plan: C defaults, conversion and validation, the
+// kernel-strategy strings of the benchmarks, p from eps.
+#include "fmm/laplace/options.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+#include "fmm/laplace/math.hpp"
+#include "tree/tree.hpp"
+
+namespace gpufmm {
+namespace fmm {
+
+namespace {
+
+// One stage's strategies: the names (as the kernel strings write them) and
+// the values a stage takes.
+struct StageKernels {
+  const char* field;  // C options field
+  const char* key;    // kernel-string key
+  gpufmm_laplace_strategy_t LaplaceGpuKernels::*member;
+  gpufmm_laplace_strategy_t allowed[4];
+  int nallowed;
+};
+
+constexpr StageKernels kStages[] = {
+    {"gpu_p2m", "p2m", &LaplaceGpuKernels::p2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB, GPUFMM_STRATEGY_TPB}, 3},
+    {"gpu_m2m", "m2m", &LaplaceGpuKernels::m2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_GPB, GPUFMM_STRATEGY_TPB}, 3},
+    {"gpu_m2l", "m2l", &LaplaceGpuKernels::m2l,
+     {GPUFMM_STRATEGY_GRP, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB, GPUFMM_STRATEGY_TPB}, 4},
+    {"gpu_l2l", "l2l", &LaplaceGpuKernels::l2l, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPB}, 2},
+    {"gpu_l2p", "l2p", &LaplaceGpuKernels::l2p, {GPUFMM_STRATEGY_TPT, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPB}, 3},
+    {"gpu_p2p", "p2p", &LaplaceGpuKernels::p2p, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPT}, 2},
+};
+
+const char* kernel_name(gpufmm_laplace_strategy_t k) {
+  switch (k) {
+    case GPUFMM_STRATEGY_TPB: return "tpb";
+    case GPUFMM_STRATEGY_WPB: return "wpb";
+    case GPUFMM_STRATEGY_BPB: return "bpb";
+    case GPUFMM_STRATEGY_GPB: return "gpb";
+    case GPUFMM_STRATEGY_GRP: return "grp";
+    case GPUFMM_STRATEGY_TPT: return "tpt";
+  }
+  return "?";
+}
+
+bool allowed(const StageKernels& st, int v) {
+  for (int i = 0; i < st.nallowed; ++i)
+    if (st.allowed[i] == v) return true;
+  return false;
+}
+
+void require_flag(int v, const char* field) {
+  require(v == 0 || v == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", field, "' = ", v,
+          " is neither 0 nor 1");
+}
+
+}  // namespace
+
+void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
+  std::memset(opt, 0, sizeof *opt);
+  const LaplaceOptions d;
+  opt->eps = d.eps;
+  opt->precision = d.precision;
+  opt->p = d.p;
+  opt->l_max = d.l_max;
+  opt->s_max = d.s_max;
+  opt->stencil = d.stencil;
+  opt->variable_truncation = d.variable_truncation ? 1 : 0;
+  opt->table_cache = d.table_cache ? 1 : 0;
+  opt->gpu_p2m = d.gpu.p2m;
+  opt->gpu_m2m = d.gpu.m2m;
+  opt->gpu_m2l = d.gpu.m2l;
+  opt->gpu_l2l = d.gpu.l2l;
+  opt->gpu_l2p = d.gpu.l2p;
+  opt->gpu_p2p = d.gpu.p2p;
+  opt->gpu_overlap = d.gpu.overlap ? 1 : 0;
+  opt->gpu_graph = d.gpu.graph ? 1 : 0;
+}
+
+void validate_options(const LaplaceOptions& o) {
+  require(std::isfinite(o.eps) && o.eps > 0.0 && o.eps < 1.0, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'eps' = ", o.eps, " is not in (0, 1)");
+  require(o.precision == GPUFMM_FLOAT32 || o.precision == GPUFMM_FLOAT64,
+          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'precision' = ", static_cast<int>(o.precision),
+          " is neither GPUFMM_FLOAT32 (", static_cast<int>(GPUFMM_FLOAT32), ") nor GPUFMM_FLOAT64 (",
+          static_cast<int>(GPUFMM_FLOAT64), ")");
+  require(o.p == 0 || (o.p >= 1 && o.p <= GPUFMM_LAPLACE_MAX_P), GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'p' = ", o.p, " is not 0 (from eps) or in 1..", GPUFMM_LAPLACE_MAX_P,
+          " (GPUFMM_LAPLACE_MAX_P)");
+  require(o.l_max >= -1 && o.l_max <= tree::kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'l_max' = ", o.l_max, " is not -1 (cost model) or in 0..", tree::kMaxLevel);
+  require(o.s_max == -1 || o.s_max >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 's_max' = ",
+          o.s_max, " is not -1 (cost model) or >= 1");
+  require(o.stencil == GPUFMM_STENCIL_MODIFIED || o.stencil == GPUFMM_STENCIL_STANDARD,
+          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'stencil' = ", o.stencil,
+          " is neither GPUFMM_STENCIL_MODIFIED (0) nor GPUFMM_STENCIL_STANDARD (1)");
+  for (const StageKernels& st : kStages) {
+    const int v = o.gpu.*st.member;
+    if (allowed(st, v)) continue;
+    std::string names;
+    for (int i = 0; i < st.nallowed; ++i)
+      names += std::string(i ? ", " : "") + "GPUFMM_KERNEL_" + kernel_name(st.allowed[i]) + " (" +
+               std::to_string(int(st.allowed[i])) + ")";
+    std::transform(names.begin(), names.end(), names.begin(), [](char c) { return char(std::toupper(c)); });
+    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", st.field, "' = ", v, " is not one of ", names);
+  }
+}
+
+LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt) {
+  LaplaceOptions o;
+  if (opt == nullptr) return o;
+  o.eps = opt->eps;
+  o.precision = static_cast<gpufmm_dtype_t>(opt->precision);
+  o.p = opt->p;
+  o.l_max = opt->l_max;
+  o.s_max = opt->s_max;
+  o.stencil = opt->stencil;
+  require_flag(opt->variable_truncation, "variable_truncation");
+  o.variable_truncation = opt->variable_truncation != 0;
+  require_flag(opt->table_cache, "table_cache");
+  o.table_cache = opt->table_cache != 0;
+  const int stage[] = {opt->gpu_p2m, opt->gpu_m2m, opt->gpu_m2l, opt->gpu_l2l, opt->gpu_l2p, opt->gpu_p2p};
+  for (size_t i = 0; i < sizeof stage / sizeof stage[0]; ++i)
+    o.gpu.*kStages[i].member = static_cast<gpufmm_laplace_strategy_t>(stage[i]);
+  require_flag(opt->gpu_overlap, "gpu_overlap");
+  o.gpu.overlap = opt->gpu_overlap != 0;
+  require_flag(opt->gpu_graph, "gpu_graph");
+  o.gpu.graph = opt->gpu_graph != 0;
+  validate_options(o);
+  return o;
+}
+
+bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
+  if (s == nullptr) return true;
+  bool ok = true;
+  const std::string all(s);
+  size_t pos = 0;
+  while (pos <= all.size()) {
+    size_t end = all.find(',', pos);
+    if (end == std::string::npos) end = all.size();
+    const std::string item = all.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      ok = false;
+      continue;
+    }
+    const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    auto on_off = [&](bool& field, const char* off, const char* on) {
+      if (val == on || val == "1") field = true;
+      else if (val == off || val == "0") field = false;
+      else ok = false;
+    };
+    auto count = [&](int& field, int lo) {
+      char* e = nullptr;
+      const long v = std::strtol(val.c_str(), &e, 10);
+      if (e == val.c_str() || *e != '\0' || v < lo || v > (1 << 30)) ok = false;
+      else field = int(v);
+    };
+    const StageKernels* st = nullptr;
+    for (const StageKernels& x : kStages)
+      if (key == x.key) st = &x;
+    if (st != nullptr) {
+      bool found = false;
+      for (int i = 0; i < st->nallowed; ++i)
+        if (val == kernel_name(st->allowed[i])) {
+          k.*st->member = st->allowed[i];
+          found = true;
+        }
+      ok = ok && found;
+    } else if (key == "p2m_warps") {
+      if (val == "auto" || val == "0") k.p2m_warps = 0;
+      else if (val == "1" || val == "2" || val == "4") k.p2m_warps = val[0] - '0';
+      else ok = false;
+    } else if (key == "overlap") on_off(k.overlap, "off", "on");
+    else if (key == "graph") on_off(k.graph, "off", "on");
+    else if (key == "work") on_off(k.work_smem, "global", "smem");
+    else if (key == "bpb_slots") count(k.bpb_slots, 0);
+    else if (key == "m2l_group") count(k.m2l_group, 1);
+    else if (key == "m2l_lanes") {
+      if (val == "4" || val == "8") k.m2l_lanes = val[0] - '0';
+      else ok = false;
+    } else if (key == "m2l_threads") {
+      if (val == "256" || val == "512") k.m2l_threads = std::atoi(val.c_str());
+      else ok = false;
+    } else ok = false;
+  }
+  return ok;
+}
+
+std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
+  std::string s;
+  for (const StageKernels& st : kStages) s += std::string(s.empty() ? "" : ",") + st.key + "=" + kernel_name(k.*st.member);
+  s += k.overlap ? ",overlap=on" : ",overlap=off";
+  s += k.graph ? ",graph=on" : ",graph=off";
+  s += k.work_smem ? ",work=smem" : ",work=global";
+  if (k.p2m_warps) s += ",p2m_warps=" + std::to_string(k.p2m_warps);
+  if (k.bpb_slots) s += ",bpb_slots=" + std::to_string(k.bpb_slots);
+  if (k.m2l_group) s += ",m2l_group=" + std::to_string(k.m2l_group);
+  if (k.m2l_lanes) s += ",m2l_lanes=" + std::to_string(k.m2l_lanes);
+  if (k.m2l_threads) s += ",m2l_threads=" + std::to_string(k.m2l_threads);
+  return s;
+}
+
+static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name kMaxP");
+
+int laplace_p_from_eps(double eps, bool single) {
+  return std::max(laplace_p_for_eps(eps, single, false), laplace_p_for_eps(eps, single, true));
+}
+
+bool laplace_p_certifies(int p, double eps) {
+  const double target = std::log10(0.5 * eps);  // the margin of laplace_p_for_eps
+  return laplace_log10_error_model(p, false) <= target && laplace_log10_error_model(p, true) <= target;
+}
+
+}  // namespace fmm
+}  // namespace gpufmm

@@ -1,0 +1,117 @@
+// Options of a Laplace FMM plan: what gpufmm_laplace_options_t says, plus
+// the tuning knobs of the CUDA driver that only the benchmarks and the tests
+// set (docs/laplace_gpu.md). Every knob is a field here; nothing is read from
+// the environment.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "fmm/laplace/cost.hpp"
+#include "gpufmm.h"
+
+namespace gpufmm {
+namespace fmm {
+
+// Kernel strategy per stage of the CUDA driver (gpufmm_laplace_strategy_t; the
+// kernels are described in docs/laplace_gpu.md):
+//   p2m  : TPB thread per leaf box (sources walked serially into M)
+//          WPB warp per leaf box (lanes over sources, each coefficient summed
+//              over the warp by shuffles)
+//          BPB warp(s) per leaf box, tiles of 32 sources summed per
+//              coefficient in source order (the default)
+//   m2m  : TPB thread per parent; GPB 8 threads per parent (one per child
+//          slot); BPB block per parent, cooperative RCR (the default)
+//   m2l  : TPB thread per receiver box (row entries serially, level by
+//          level); WPB warp per receiver box; BPB block per receiver box,
+//          cooperative RCR, level by level; GRP every level in one launch,
+//          block per group of receivers, entries of one class 8 at a time
+//          as lane vectors (the default; beyond the shared memory it needs,
+//          BPB)
+//   l2l  : TPB thread per child; BPB cooperative RCR (the default)
+//   l2p  : TPB thread per leaf box; TPT thread per target (the default);
+//          BPB block per leaf box, L_b in shared memory
+//   p2p  : BPB block per work unit of a target leaf, source tiles in shared
+//          memory (the default); TPT thread per target
+//   overlap: near field on a second stream (default) or serialised after
+//          the far field
+//   graph: the device work of an evaluate captured once into a CUDA graph
+//          and replayed by later evaluates with the same arguments (the
+//          default), or every kernel launched one by one
+// Tuning (benchmarks and tests only, not in the C API):
+//   p2m_warps   p2m = BPB: warps per leaf, 0 automatic, 1, 2 or 4
+//   work_smem   the 2 p^2 work vectors of every TPB/WPB/GPB translation in
+//               shared memory when they fit (true) or in a global slab
+//   bpb_slots   translations per BpB batch (0: automatic)
+//   m2l_group   receivers per group of the grouped M2L (0: automatic)
+//   m2l_lanes   lanes per batch of the grouped M2L, 4 or 8 (0: 8 for groups
+//               of >= 8 receivers, else 4)
+//   m2l_threads threads per block of the grouped M2L, 256 or 512 (0: 512
+//               when p^2 > 256)
+struct LaplaceGpuKernels {
+  // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
+  gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_BPB, m2l = GPUFMM_STRATEGY_GRP,
+                          l2l = GPUFMM_STRATEGY_BPB, l2p = GPUFMM_STRATEGY_TPT, p2p = GPUFMM_STRATEGY_BPB;
+  bool overlap = true;
+  bool graph = true;
+  int p2m_warps = 0;
+  bool work_smem = true;
+  int bpb_slots = 0;
+  int m2l_group = 0;
+  int m2l_lanes = 0;
+  int m2l_threads = 0;
+  bool operator==(const LaplaceGpuKernels& o) const {
+    return p2m == o.p2m && m2m == o.m2m && m2l == o.m2l && l2l == o.l2l && l2p == o.l2p && p2p == o.p2p &&
+           overlap == o.overlap && graph == o.graph && p2m_warps == o.p2m_warps && work_smem == o.work_smem &&
+           bpb_slots == o.bpb_slots && m2l_group == o.m2l_group && m2l_lanes == o.m2l_lanes &&
+           m2l_threads == o.m2l_threads;
+  }
+};
+
+// The instruction set of the CPU pipeline: the best the CPU supports, at
+// most `cpu_isa` (benchmarks and tests compare the copies).
+enum class LaplaceCpuIsa { generic = 0, avx2 = 1, avx512 = 2 };
+
+struct LaplaceOptions {
+  double eps = 1e-6;
+  gpufmm_dtype_t precision = GPUFMM_FLOAT64;
+  int p = 0;       // 0: from eps
+  int l_max = -1;  // -1: cost model (or s_max)
+  int s_max = -1;  // -1: cost model; >= 1: tree depth from max points per box
+  int stencil = GPUFMM_STENCIL_MODIFIED;
+  bool variable_truncation = true;
+  // Translation tables from the process-wide (and per-device) caches (true),
+  // or built for this plan alone.
+  bool table_cache = true;
+  LaplaceGpuKernels gpu;  // CUDA driver only
+  LaplaceCpuIsa cpu_isa = LaplaceCpuIsa::avx512;  // CPU pipeline only
+  // The cost model's constants instead of the measured ones of the backend
+  // (calibration runs).
+  std::optional<LaplaceCostConstants> cost;
+};
+
+// C options (NULL = defaults) -> validated LaplaceOptions; throws
+// INVALID_ARGUMENT naming the field.
+LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt);
+void laplace_options_defaults(gpufmm_laplace_options_t* opt);
+void validate_options(const LaplaceOptions& o);
+
+// Parses "p2p=bpb,m2l=tpb,..." (keys p2m m2m m2l l2l l2p p2p overlap graph
+// work p2m_warps bpb_slots m2l_group m2l_lanes m2l_threads; values as
+// laplace_gpu_kernels_string writes them) into k. Returns false, leaving the
+// fields it did not understand as they were, when something was not
+// understood.
+bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k);
+// "p2m=bpb,m2m=bpb,...": the strategies of k (tuning knobs when set).
+std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k);
+
+// Truncation number for eps (both potential and gradient within eps, eq. 36):
+// the larger of laplace_p_for_eps(eps, single, false/true).
+int laplace_p_from_eps(double eps, bool single_precision);
+// True when the error model of laplace_error.hpp puts potential and gradient
+// within eps at truncation p. When the p of laplace_p_from_eps does not (it
+// was capped), plan creation switches variable truncation off.
+bool laplace_p_certifies(int p, double eps);
+
+}  // namespace fmm
+}  // namespace gpufmm

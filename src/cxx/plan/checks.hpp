@@ -1,0 +1,59 @@
+// What every plan checks and copies, whatever the algorithm: point counts,
+// coordinate and value arrays (NaN / Inf named with the first bad index),
+// and the host side of the staged device copies.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace gpufmm {
+namespace plan {
+
+// Largest point count of a set (int32 indices in the trees and lists).
+constexpr int64_t kMaxPoints = std::numeric_limits<int32_t>::max() - 1;
+
+// INVALID_ARGUMENT naming `name` when n < 0 or n > kMaxPoints.
+void check_count(int64_t n, const char* name);
+// INVALID_ARGUMENT when xyz is NULL but n > 0.
+void check_points_pointer(const double* xyz, int64_t n, const char* name);
+// bad < n: INVALID_ARGUMENT, point `bad` of xyz (3 x n, host) has a NaN or
+// Inf coordinate (named with its index and value). bad >= n: nothing.
+void fail_if_bad_point(const double* xyz, int64_t bad, int64_t n, const char* name);
+// check_points_pointer, then the first point with a NaN or Inf coordinate
+// (host memory, parallel) fails.
+void check_points(const double* xyz, int64_t n, const char* name);
+
+// INVALID_ARGUMENT at the first NaN or Inf of v[0 .. n*per) (per = 1: a
+// scalar per point, 3: a vector), named "argument 'name': what i ...".
+template <class V>
+void check_values(const V* v, int64_t n, int per, const char* name, const char* what) {
+  if (v == nullptr) return;
+  const int64_t m = n * per;
+  int64_t bad = -1;
+  for (int64_t i = 0; i < m; ++i)
+    if (!std::isfinite(v[i])) {
+      bad = i;
+      break;
+    }
+  if (bad < 0) return;
+  const int64_t i = bad / per;
+  if (per == 1)
+    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': ", what, " ", i,
+         " (0-based) is NaN or Inf (", double(v[i]), ")");
+  fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': ", what, " ", i,
+       " (0-based) has a NaN or Inf component (", double(v[per * i]), ", ", double(v[per * i + 1]),
+       ", ", double(v[per * i + 2]), ")");
+}
+
+#if defined(GPUFMM_HAVE_CUDA)
+// memcpy by the OpenMP threads (1 MB and more): the host side of the staged
+// device copies (laplace_staged_upload / _download).
+void parallel_copy(void* dst, const void* src, size_t bytes);
+#endif
+
+}  // namespace plan
+}  // namespace gpufmm
