@@ -38,41 +38,71 @@
 ! interface (use gpufmm; gpufmm_laplace_plan_create + gpufmm_laplace_evaluate)
 ! to keep the plan.
 
+!> The shared body of the F77 entry points below (a module, so that the
+!> pointer targets get an explicit interface). Not for users.
+module gpufmm_f77_impl
+  use, intrinsic :: iso_fortran_env, only: real64
+  use gpufmm_core
+  use gpufmm_fmm
+  implicit none
+  private
+  public :: gpufmm_f77_laplace
+contains
+  !> The body of gpufmm_lfmm3d (fmm: the FMM with eps) and gpufmm_ldirect3d
+  !> (not fmm: the direct sum; eps unused), named `where` in messages. Not for
+  !> users.
+  subroutine gpufmm_f77_laplace(where, fmm, eps, ns, sources, ifcharge, charges, ifdipole, dipoles, nt, targets, &
+       ifpot, pot, ifgrad, grad, ier)
+    character(len=*), intent(in) :: where
+    logical, intent(in) :: fmm
+    real(real64), intent(in) :: eps
+    integer, intent(in) :: ns, ifcharge, ifdipole, nt, ifpot, ifgrad
+    real(real64), intent(in), target :: sources(3, *), charges(*), dipoles(3, *), targets(3, *)
+    real(real64), intent(inout), target :: pot(*), grad(3, *)
+    integer, intent(out) :: ier
+    real(real64), pointer :: q(:), d(:, :), t(:, :), p(:), g(:, :)
+    type(gpufmm_context) :: ctx
+    integer :: m, st
+
+    call gpufmm_f77_check_args(where, ns, ifcharge, ifdipole, nt, ifpot, ifgrad, ier)
+    if (ier /= GPUFMM_SUCCESS) return
+    m = ns
+    if (nt > 0) m = nt
+    ! Disassociated pointers are absent optional arguments (Fortran 2008).
+    nullify (q, d, t, p, g)
+    if (ifcharge == 1) q => charges(1:ns)
+    if (ifdipole == 1) d => dipoles(:, 1:ns)
+    if (nt > 0) t => targets(:, 1:nt)
+    if (ifpot == 1) p => pot(1:m)
+    if (ifgrad == 1) g => grad(:, 1:m)
+
+    call gpufmm_context_create(ctx, GPUFMM_DEVICE_DEFAULT, ier)
+    if (ier /= GPUFMM_SUCCESS) return
+    if (fmm) then
+       call gpufmm_laplace(ctx, eps, sources(:, 1:ns), charges=q, dipoles=d, targets=t, pot=p, grad=g, status=ier)
+    else
+       call gpufmm_laplace_direct(ctx, sources(:, 1:ns), charges=q, dipoles=d, targets=t, pot=p, grad=g, &
+            precision=GPUFMM_FLOAT64, status=ier)
+    end if
+    call gpufmm_context_destroy(ctx, st)
+    if (ier == GPUFMM_SUCCESS) ier = st
+  end subroutine gpufmm_f77_laplace
+end module gpufmm_f77_impl
+
 !> pot/grad of charges and/or dipoles by the FMM with requested relative L2
 !> error eps (papers/000 eq. 36). See the conventions above.
 subroutine gpufmm_lfmm3d(eps, ns, sources, ifcharge, charges, ifdipole, dipoles, nt, targets, &
      ifpot, pot, ifgrad, grad, ier)
   use, intrinsic :: iso_fortran_env, only: real64
-  use gpufmm_core
-  use gpufmm_fmm
+  use gpufmm_f77_impl
   implicit none
   real(real64), intent(in) :: eps
   integer, intent(in) :: ns, ifcharge, ifdipole, nt, ifpot, ifgrad
-  real(real64), intent(in), target :: sources(3, *), charges(*), dipoles(3, *), targets(3, *)
-  real(real64), intent(inout), target :: pot(*), grad(3, *)
+  real(real64), intent(in) :: sources(3, *), charges(*), dipoles(3, *), targets(3, *)
+  real(real64), intent(inout) :: pot(*), grad(3, *)
   integer, intent(out) :: ier
-  real(real64), pointer :: q(:), d(:, :), t(:, :), p(:), g(:, :)
-  type(gpufmm_context) :: ctx
-  integer :: m, st
-
-  call gpufmm_f77_check_args('gpufmm_lfmm3d', ns, ifcharge, ifdipole, nt, ifpot, ifgrad, ier)
-  if (ier /= GPUFMM_SUCCESS) return
-  m = ns
-  if (nt > 0) m = nt
-  ! Disassociated pointers are absent optional arguments (Fortran 2008).
-  nullify (q, d, t, p, g)
-  if (ifcharge == 1) q => charges(1:ns)
-  if (ifdipole == 1) d => dipoles(:, 1:ns)
-  if (nt > 0) t => targets(:, 1:nt)
-  if (ifpot == 1) p => pot(1:m)
-  if (ifgrad == 1) g => grad(:, 1:m)
-
-  call gpufmm_context_create(ctx, GPUFMM_DEVICE_DEFAULT, ier)
-  if (ier /= GPUFMM_SUCCESS) return
-  call gpufmm_laplace(ctx, eps, sources(:, 1:ns), charges=q, dipoles=d, targets=t, pot=p, grad=g, &
-       status=ier)
-  call gpufmm_context_destroy(ctx, st)
-  if (ier == GPUFMM_SUCCESS) ier = st
+  call gpufmm_f77_laplace('gpufmm_lfmm3d', .true., eps, ns, sources, ifcharge, charges, ifdipole, dipoles, nt, targets, &
+       ifpot, pot, ifgrad, grad, ier)
 end subroutine gpufmm_lfmm3d
 
 !> The same sums by direct summation, O(ns * nt), in double precision (the
@@ -80,35 +110,16 @@ end subroutine gpufmm_lfmm3d
 subroutine gpufmm_ldirect3d(ns, sources, ifcharge, charges, ifdipole, dipoles, nt, targets, &
      ifpot, pot, ifgrad, grad, ier)
   use, intrinsic :: iso_fortran_env, only: real64
-  use gpufmm_core
-  use gpufmm_fmm
+  use gpufmm_f77_impl
   implicit none
   integer, intent(in) :: ns, ifcharge, ifdipole, nt, ifpot, ifgrad
-  real(real64), intent(in), target :: sources(3, *), charges(*), dipoles(3, *), targets(3, *)
-  real(real64), intent(inout), target :: pot(*), grad(3, *)
+  real(real64), intent(in) :: sources(3, *), charges(*), dipoles(3, *), targets(3, *)
+  real(real64), intent(inout) :: pot(*), grad(3, *)
   integer, intent(out) :: ier
-  real(real64), pointer :: q(:), d(:, :), t(:, :), p(:), g(:, :)
-  type(gpufmm_context) :: ctx
-  integer :: m, st
-
-  call gpufmm_f77_check_args('gpufmm_ldirect3d', ns, ifcharge, ifdipole, nt, ifpot, ifgrad, ier)
-  if (ier /= GPUFMM_SUCCESS) return
-  m = ns
-  if (nt > 0) m = nt
-  nullify (q, d, t, p, g)
-  if (ifcharge == 1) q => charges(1:ns)
-  if (ifdipole == 1) d => dipoles(:, 1:ns)
-  if (nt > 0) t => targets(:, 1:nt)
-  if (ifpot == 1) p => pot(1:m)
-  if (ifgrad == 1) g => grad(:, 1:m)
-
-  call gpufmm_context_create(ctx, GPUFMM_DEVICE_DEFAULT, ier)
-  if (ier /= GPUFMM_SUCCESS) return
-  call gpufmm_laplace_direct(ctx, sources(:, 1:ns), charges=q, dipoles=d, targets=t, pot=p, grad=g, &
-       precision=GPUFMM_FLOAT64, status=ier)
-  call gpufmm_context_destroy(ctx, st)
-  if (ier == GPUFMM_SUCCESS) ier = st
+  call gpufmm_f77_laplace('gpufmm_ldirect3d', .false., 0.0_real64, ns, sources, ifcharge, charges, ifdipole, dipoles, nt, &
+       targets, ifpot, pot, ifgrad, grad, ier)
 end subroutine gpufmm_ldirect3d
+
 
 !> The message of the last failed gpufmm call on this thread (blank if none),
 !> truncated to len(msg).

@@ -120,6 +120,19 @@ GPUFMM_HD inline void ir_degree1(const W* g, W* r1) {
     for (int j = 0; j < 3; ++j) r1[i * 3 + j] = g[perm[i] * 3 + perm[j]];
 }
 
+// One step of the degree recursion: cur = the degree-n matrix (n = 0: 1;
+// n = 1: r1; n >= 2: ir_degree from prev, the degree n - 1 matrix).
+template <class W>
+GPUFMM_HD inline void ir_step(int n, const W* r1, const W* prev, W* cur) {
+  if (n == 0) {
+    cur[0] = W(1);
+  } else if (n == 1) {
+    for (int k = 0; k < 9; ++k) cur[k] = r1[k];
+  } else {
+    ir_degree(n, r1, prev, cur);
+  }
+}
+
 }  // namespace laplace_detail
 
 // Full (2n+1)x(2n+1) matrices of W(Q) in our basis for degrees n < p, for any
@@ -141,13 +154,7 @@ GPUFMM_HD inline void laplace_rotation_full(int p, const W* Q, T* out, W* scratc
   int off = 0;
   for (int n = 0; n < p; ++n) {
     const int w = 2 * n + 1;
-    if (n == 0) {
-      cur[0] = W(1);
-    } else if (n == 1) {
-      for (int k = 0; k < 9; ++k) cur[k] = r1[k];
-    } else {
-      laplace_detail::ir_degree(n, r1, prev, cur);
-    }
+    laplace_detail::ir_step(n, r1, prev, cur);
     for (int i = -n; i <= n; ++i)
       for (int j = -n; j <= n; ++j) {
         const W s = ((i < 0) != (j < 0)) ? W(-1) : W(1);  // our sign on m < 0
@@ -175,13 +182,7 @@ GPUFMM_HD inline void laplace_rotation_precompute(int p, W cos_b, W sin_b, T* B,
   laplace_detail::ir_degree1(g, r1);
   for (int n = 0; n < p; ++n) {
     const int w = 2 * n + 1;
-    if (n == 0) {
-      cur[0] = W(1);
-    } else if (n == 1) {
-      for (int k = 0; k < 9; ++k) cur[k] = r1[k];
-    } else {
-      laplace_detail::ir_degree(n, r1, prev, cur);
-    }
+    laplace_detail::ir_step(n, r1, prev, cur);
     T* bc = B + laplace_rotation_offset(n);
     T* bs = bc + (n + 1) * (n + 1);
     for (int i = 0; i <= n; ++i)

@@ -276,18 +276,31 @@ struct TranslateScratch {
         work(coax + laplace_coax_size(p, p)) {}
 };
 
+// The RCR steps of one all-in-one translation from centre `from` to centre
+// `to` with truncation pm = max(p_in, p_out): the direction of to - from,
+// the rotation tables for it, the coaxial coefficients (coax(|t|, out)),
+// then rotate - coaxial - rotate back (laplace_rcr_apply).
+template <class T, class Coax>
+GPUFMM_HD inline void rcr_translate(int p_in, int p_out, const T* from, const T* to, Coax coax, const T* in,
+                                    T* out, T* scratch) {
+  const int pm = p_in > p_out ? p_in : p_out;
+  const LaplaceDirection<T> d = laplace_direction(to[0] - from[0], to[1] - from[1], to[2] - from[2]);
+  TranslateScratch<T> s(pm, scratch);
+  laplace_rotation_precompute(pm, d.cos_b, d.sin_b, s.B, s.rot);
+  coax(d.dist, s.coax);
+  laplace_rcr_apply(p_in, p_out, d.cos_a, d.sin_a, s.B, false, s.coax, in, out, s.work);
+}
+
 }  // namespace laplace_detail
 
 // M_parent += M2M(M_child); both truncated at p.
 template <class T>
 GPUFMM_HD inline void laplace_m2m(int p, T h_child, const T* c_child, const T* M_child,
                                   T h_parent, const T* c_parent, T* M_parent, T* scratch) {
-  const LaplaceDirection<T> d =
-      laplace_direction(c_parent[0] - c_child[0], c_parent[1] - c_child[1], c_parent[2] - c_child[2]);
-  laplace_detail::TranslateScratch<T> s(p, scratch);
-  laplace_rotation_precompute(p, d.cos_b, d.sin_b, s.B, s.rot);
-  laplace_coax_ss(p, double(d.dist / h_parent), double(h_child / h_parent), s.coax);
-  laplace_m2m_apply(p, d.cos_a, d.sin_a, s.B, false, s.coax, M_child, M_parent, s.work);
+  laplace_detail::rcr_translate(
+      p, p, c_child, c_parent,
+      [&](T dist, T* coax) { laplace_coax_ss(p, double(dist / h_parent), double(h_child / h_parent), coax); },
+      M_child, M_parent, scratch);
 }
 
 // L_dst (p_out^2) += M2L(M_src truncated at p_in).  scratch sized for
@@ -295,25 +308,20 @@ GPUFMM_HD inline void laplace_m2m(int p, T h_child, const T* c_child, const T* M
 template <class T>
 GPUFMM_HD inline void laplace_m2l(int p_in, int p_out, T h_src, const T* c_src, const T* M_src,
                                   T h_dst, const T* c_dst, T* L_dst, T* scratch) {
-  const int pm = p_in > p_out ? p_in : p_out;
-  const LaplaceDirection<T> d =
-      laplace_direction(c_dst[0] - c_src[0], c_dst[1] - c_src[1], c_dst[2] - c_src[2]);
-  laplace_detail::TranslateScratch<T> s(pm, scratch);
-  laplace_rotation_precompute(pm, d.cos_b, d.sin_b, s.B, s.rot);
-  laplace_coax_sr(p_out, p_in, double(h_dst / d.dist), double(h_src / d.dist), s.coax);
-  laplace_m2l_apply(p_in, p_out, d.cos_a, d.sin_a, s.B, false, s.coax, M_src, L_dst, s.work);
+  laplace_detail::rcr_translate(
+      p_in, p_out, c_src, c_dst,
+      [&](T dist, T* coax) { laplace_coax_sr(p_out, p_in, double(h_dst / dist), double(h_src / dist), coax); },
+      M_src, L_dst, scratch);
 }
 
 // L_child += L2L(L_parent); both truncated at p.
 template <class T>
 GPUFMM_HD inline void laplace_l2l(int p, T h_parent, const T* c_parent, const T* L_parent,
                                   T h_child, const T* c_child, T* L_child, T* scratch) {
-  const LaplaceDirection<T> d =
-      laplace_direction(c_child[0] - c_parent[0], c_child[1] - c_parent[1], c_child[2] - c_parent[2]);
-  laplace_detail::TranslateScratch<T> s(p, scratch);
-  laplace_rotation_precompute(p, d.cos_b, d.sin_b, s.B, s.rot);
-  laplace_coax_rr(p, double(d.dist / h_parent), double(h_child / h_parent), s.coax);
-  laplace_l2l_apply(p, d.cos_a, d.sin_a, s.B, false, s.coax, L_parent, L_child, s.work);
+  laplace_detail::rcr_translate(
+      p, p, c_parent, c_child,
+      [&](T dist, T* coax) { laplace_coax_rr(p, double(dist / h_parent), double(h_child / h_parent), coax); },
+      L_parent, L_child, scratch);
 }
 
 }  // namespace gpufmm
