@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/cuda_backend.hpp"
+#include "cuda/common/bounds.cuh"
 #include "cuda/common/cuda_check.cuh"
 #include "nearfield/direct.hpp"
 
@@ -181,52 +182,33 @@ __global__ void pack_kernel(int64_t nsrc, const double* __restrict__ xyz, const 
   }
 }
 
-// Per block: min and max of x, y, z over the points of two sets -> out[6 b ..].
-constexpr int kBoxBlock = 256;
-__global__ void __launch_bounds__(kBoxBlock)
-    bounds_kernel(int64_t n0, const double* __restrict__ p0, int64_t n1, const double* __restrict__ p1,
-                  double* __restrict__ out) {
-  __shared__ double red[6][kBoxBlock];
-  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n0 + n1; i += stride) {
-    const double* p = i < n0 ? p0 + 3 * i : p1 + 3 * (i - n0);
-    for (int c = 0; c < 3; ++c) {
-      lo[c] = fmin(lo[c], p[c]);
-      hi[c] = fmax(hi[c], p[c]);
-    }
-  }
-  for (int c = 0; c < 3; ++c) {
-    red[c][threadIdx.x] = lo[c];
-    red[3 + c][threadIdx.x] = hi[c];
-  }
-  __syncthreads();
-  for (int w = kBoxBlock / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w)
-      for (int c = 0; c < 3; ++c) {
-        red[c][threadIdx.x] = fmin(red[c][threadIdx.x], red[c][threadIdx.x + w]);
-        red[3 + c][threadIdx.x] = fmax(red[3 + c][threadIdx.x], red[3 + c][threadIdx.x + w]);
-      }
-    __syncthreads();
-  }
-  if (threadIdx.x < 6) out[6 * blockIdx.x + threadIdx.x] = red[threadIdx.x][0];
-}
-
 // The centre of the bounding box of device points (direct_origin's rule).
 void device_origin(Context& ctx, const DirectArgs& a, double origin[3]) {
-  const int64_t n1 = a.targets == a.sources && a.ntrg <= a.nsrc ? 0 : a.ntrg;
-  const unsigned blocks = std::min(grid_for(a.nsrc + n1, kBoxBlock), 1024u);
-  StreamBuffer part(ctx, size_t(6) * blocks * sizeof(double), "direct-sum bounds");
-  cudaStream_t s = stream_of(ctx);
+  using gpufmm::cuda::box_partial_kernel;
+  using gpufmm::cuda::kBoxBlock;
+  const int64_t n[2] = {a.nsrc, a.targets == a.sources && a.ntrg <= a.nsrc ? 0 : a.ntrg};
+  const double* p[2] = {a.sources, a.targets};
+  unsigned blocks[2];
+  for (int s = 0; s < 2; ++s) blocks[s] = n[s] > 0 ? std::min(grid_for(n[s], kBoxBlock), 1024u) : 0u;
+  const unsigned total = blocks[0] + blocks[1];
+  StreamBuffer part(ctx, size_t(6) * total * sizeof(double), "direct-sum bounds");
+  StreamBuffer bad(ctx, sizeof(unsigned long long), "direct-sum bounds check");  // checked by pack_kernel
+  cudaStream_t stream = stream_of(ctx);
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0xff, sizeof(unsigned long long), stream));
   clear_last_error();
-  bounds_kernel<<<blocks, kBoxBlock, 0, s>>>(a.nsrc, a.sources, n1, a.targets, static_cast<double*>(part.get()));
-  check_launch("bounds_kernel");
-  std::vector<double> h(size_t(6) * blocks);
-  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(h.data(), part.get(), h.size() * sizeof(double), cudaMemcpyDeviceToHost, s));
-  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (int s = 0; s < 2; ++s)
+    if (n[s] > 0) {
+      box_partial_kernel<<<blocks[s], kBoxBlock, 0, stream>>>(
+          p[s], n[s], static_cast<double*>(part.get()) + 6 * (s == 0 ? 0 : blocks[0]),
+          static_cast<unsigned long long*>(bad.get()));
+      check_launch("box_partial_kernel");
+    }
+  std::vector<double> h(size_t(6) * total);
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(h.data(), part.get(), h.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   for (int c = 0; c < 3; ++c) {
     double lo = HUGE_VAL, hi = -HUGE_VAL;
-    for (unsigned b = 0; b < blocks; ++b) {
+    for (unsigned b = 0; b < total; ++b) {
       lo = std::min(lo, h[6 * b + c]);
       hi = std::max(hi, h[6 * b + 3 + c]);
     }

@@ -24,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include "cuda/common/bounds.cuh"
 #include "cuda/common/cuda_check.cuh"
 #include "tree/tree.hpp"
 
@@ -70,56 +71,18 @@ __global__ void init_status_kernel(Status* st) {
   }
 }
 
-// Per-block bounding box (6 values per block) and the first non-finite point.
-__global__ void __launch_bounds__(kBlock)
-bbox_partial_kernel(const double* __restrict__ p, int64_t n, double* __restrict__ part,
-                    unsigned long long* __restrict__ bad) {
-  __shared__ double sh[6][kBlock];
-  double v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
-  unsigned long long first = kNoneU;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const double x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2];
-    if (!(isfinite(x) && isfinite(y) && isfinite(z))) {
-      if (first == kNoneU) first = static_cast<unsigned long long>(i);
-      continue;
-    }
-    v[0] = fmin(v[0], x); v[1] = fmin(v[1], y); v[2] = fmin(v[2], z);
-    v[3] = fmax(v[3], x); v[4] = fmax(v[4], y); v[5] = fmax(v[5], z);
-  }
-  if (first != kNoneU) atomicMin(bad, first);
-  for (int k = 0; k < 6; ++k) sh[k][threadIdx.x] = v[k];
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      for (int k = 0; k < 3; ++k) sh[k][threadIdx.x] = fmin(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
-      for (int k = 3; k < 6; ++k) sh[k][threadIdx.x] = fmax(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x < 6) part[6 * blockIdx.x + threadIdx.x] = sh[threadIdx.x][0];
-}
-
 // One block: combines the partial boxes of both sets into the cube.
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(cuda::kBoxBlock)
 cube_kernel(const double* __restrict__ part, int nparts, bool given, double cx, double cy,
             double cz, double side, Status* st) {
-  __shared__ double sh[6][kBlock];
+  __shared__ double sh[6][cuda::kBoxBlock];
   double v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
   for (int b = threadIdx.x; b < nparts; b += blockDim.x)
     for (int k = 0; k < 3; ++k) {
       v[k] = fmin(v[k], part[6 * b + k]);
       v[3 + k] = fmax(v[3 + k], part[6 * b + 3 + k]);
     }
-  for (int k = 0; k < 6; ++k) sh[k][threadIdx.x] = v[k];
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      for (int k = 0; k < 3; ++k) sh[k][threadIdx.x] = fmin(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
-      for (int k = 3; k < 6; ++k) sh[k][threadIdx.x] = fmax(sh[k][threadIdx.x], sh[k][threadIdx.x + s]);
-    }
-    __syncthreads();
-  }
+  cuda::block_box_reduce(v, sh);
   if (threadIdx.x != 0) return;
   if (given) {
     const double c[3] = {cx, cy, cz};
@@ -417,11 +380,11 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   check_launch("init_status_kernel");
   for (int s = 0; s < nsets; ++s) {
     if (n[s] == 0) continue;
-    bbox_partial_kernel<<<gb[s], kBlock, 0, stream>>>(coords[s], n[s], parts + 6 * (s == 0 ? 0 : gb[0]),
-                                                      &st->bad[s]);
-    check_launch("bbox_partial_kernel");
+    cuda::box_partial_kernel<<<gb[s], cuda::kBoxBlock, 0, stream>>>(coords[s], n[s],
+                                                                     parts + 6 * (s == 0 ? 0 : gb[0]), &st->bad[s]);
+    check_launch("box_partial_kernel");
   }
-  cube_kernel<<<1, kBlock, 0, stream>>>(parts, nparts, t.options.cube_given, t.options.cube_center[0],
+  cube_kernel<<<1, cuda::kBoxBlock, 0, stream>>>(parts, nparts, t.options.cube_given, t.options.cube_center[0],
                                    t.options.cube_center[1], t.options.cube_center[2],
                                    t.options.cube_side, st);
   check_launch("cube_kernel");
