@@ -55,9 +55,7 @@ module gpufmm_array_mod
   private
 
   !> A device array handle (opaque). Default-initialised to the null state.
-  type, public :: gpufmm_array
-     private
-     type(c_ptr) :: p = c_null_ptr
+  type, public, extends(gpufmm_handle) :: gpufmm_array
   end type gpufmm_array
 
   public :: gpufmm_array_create, gpufmm_array_create_like, gpufmm_array_wrap, gpufmm_array_destroy
@@ -353,6 +351,14 @@ module gpufmm_array_mod
      end function c_array_nrm2
   end interface
 
+  !> The handle queries of gpufmm_core under this type's names.
+  interface gpufmm_array_associated
+     module procedure gpufmm_associated
+  end interface gpufmm_array_associated
+  interface gpufmm_array_c_ptr
+     module procedure gpufmm_c_ptr
+  end interface gpufmm_array_c_ptr
+
 contains
 
   ! ================================================================== common routines
@@ -382,7 +388,7 @@ contains
     character(len=:), allocatable, intent(inout) :: msg
     integer(c_int) :: dt
     dt = -1
-    s = c_array_dtype(a%p, dt)
+    s = c_array_dtype(gpufmm_c_ptr(a), dt)
     if (s /= GPUFMM_SUCCESS) return
     if (any(allowed == dt)) return
     s = GPUFMM_ERROR_TYPE_MISMATCH
@@ -430,7 +436,7 @@ contains
           s = c_array_create(gpufmm_context_c_ptr(ctx), int(dtype, c_int), int(size(dims), c_int), &
                d, p)
        end if
-       if (s == GPUFMM_SUCCESS) a%p = p
+       if (s == GPUFMM_SUCCESS) call gpufmm_handle_set(a, p)
     end if
     call finish(s, msg, status, where)
   end subroutine do_create
@@ -459,7 +465,7 @@ contains
     end if
     if (s == GPUFMM_SUCCESS) then
        n = -1
-       s = c_array_size(a%p, n)
+       s = c_array_size(gpufmm_c_ptr(a), n)
        if (s == GPUFMM_SUCCESS .and. n /= count) then
           s = GPUFMM_ERROR_SIZE_MISMATCH
           msg = 'host has ' // itoa(count) // ' elements but array ''a'' has ' // itoa(n)
@@ -467,10 +473,10 @@ contains
     end if
     if (s == GPUFMM_SUCCESS) then
        select case (op)
-       case (OP_UPLOAD);         s = c_array_upload(a%p, host, count)
-       case (OP_DOWNLOAD);       s = c_array_download(a%p, host, count)
-       case (OP_UPLOAD_ASYNC);   s = c_array_upload_async(a%p, host, count)
-       case default;             s = c_array_download_async(a%p, host, count)
+       case (OP_UPLOAD);         s = c_array_upload(gpufmm_c_ptr(a), host, count)
+       case (OP_DOWNLOAD);       s = c_array_download(gpufmm_c_ptr(a), host, count)
+       case (OP_UPLOAD_ASYNC);   s = c_array_upload_async(gpufmm_c_ptr(a), host, count)
+       case default;             s = c_array_download_async(gpufmm_c_ptr(a), host, count)
        end select
     end if
     call finish(s, msg, status, where)
@@ -499,12 +505,12 @@ contains
     call check_dtype(a, aname, allowed, what, ftype, s, msg)
     if (s == GPUFMM_SUCCESS) then
        select case (op)
-       case (OP_FILL); s = c_array_fill(a%p, value)
-       case (OP_SUM);  s = c_array_sum(a%p, value)
-       case (OP_MIN);  s = c_array_min(a%p, value)
-       case (OP_MAX);  s = c_array_max(a%p, value)
-       case (OP_NRM2); s = c_array_nrm2(a%p, value)
-       case default;   s = c_array_scal(value, a%p)
+       case (OP_FILL); s = c_array_fill(gpufmm_c_ptr(a), value)
+       case (OP_SUM);  s = c_array_sum(gpufmm_c_ptr(a), value)
+       case (OP_MIN);  s = c_array_min(gpufmm_c_ptr(a), value)
+       case (OP_MAX);  s = c_array_max(gpufmm_c_ptr(a), value)
+       case (OP_NRM2); s = c_array_nrm2(gpufmm_c_ptr(a), value)
+       case default;   s = c_array_scal(value, gpufmm_c_ptr(a))
        end select
     end if
     call finish(s, msg, status, where)
@@ -523,11 +529,11 @@ contains
     character(len=:), allocatable :: msg
     if (op == OP_AXPY) then
        call check_dtype(y, 'y', [dtype], 'alpha', ftype, s, msg)
-       if (s == GPUFMM_SUCCESS) s = c_array_axpy(value, x%p, y%p)
+       if (s == GPUFMM_SUCCESS) s = c_array_axpy(value, gpufmm_c_ptr(x), gpufmm_c_ptr(y))
        call finish(s, msg, status, 'gpufmm_array_axpy')
     else
        call check_dtype(x, 'x', [dtype], 'result', ftype, s, msg)
-       if (s == GPUFMM_SUCCESS) s = c_array_dot(x%p, y%p, value)
+       if (s == GPUFMM_SUCCESS) s = c_array_dot(gpufmm_c_ptr(x), gpufmm_c_ptr(y), value)
        call finish(s, msg, status, 'gpufmm_array_dot')
     end if
   end subroutine do_pair_op
@@ -546,7 +552,7 @@ contains
        msg = 'trans = ''' // trans // ''' must be ''N'', ''T'' or ''C'''
     else
        call check_dtype(y, 'y', [dtype], 'alpha', ftype, s, msg)
-       if (s == GPUFMM_SUCCESS) s = c_array_gemv(op_code(trans), alpha, a%p, x%p, beta, y%p)
+       if (s == GPUFMM_SUCCESS) s = c_array_gemv(op_code(trans), alpha, gpufmm_c_ptr(a), gpufmm_c_ptr(x), beta, gpufmm_c_ptr(y))
     end if
     call finish(s, msg, status, 'gpufmm_array_gemv')
   end subroutine do_gemv
@@ -568,8 +574,8 @@ contains
        msg = 'transb = ''' // transb // ''' must be ''N'', ''T'' or ''C'''
     else
        call check_dtype(c, 'c', [dtype], 'alpha', ftype, s, msg)
-       if (s == GPUFMM_SUCCESS) s = c_array_gemm(op_code(transa), op_code(transb), alpha, a%p, &
-            b%p, beta, c%p)
+       if (s == GPUFMM_SUCCESS) s = c_array_gemm(op_code(transa), op_code(transb), alpha, gpufmm_c_ptr(a), &
+            gpufmm_c_ptr(b), beta, gpufmm_c_ptr(c))
     end if
     call finish(s, msg, status, 'gpufmm_array_gemm')
   end subroutine do_gemm
@@ -585,8 +591,8 @@ contains
     character(len=:), allocatable :: msg
     nsrc = 0
     ndst = 0
-    s = c_array_size(src%p, nsrc)
-    if (s == GPUFMM_SUCCESS) s = c_array_size(dst%p, ndst)
+    s = c_array_size(gpufmm_c_ptr(src), nsrc)
+    if (s == GPUFMM_SUCCESS) s = c_array_size(gpufmm_c_ptr(dst), ndst)
     if (s == GPUFMM_SUCCESS) then
        if (count < 0) then
           msg = 'count = ' // itoa(count) // ' must be >= 0'
@@ -606,7 +612,7 @@ contains
        if (allocated(msg)) then
           s = GPUFMM_ERROR_INVALID_ARGUMENT
        else
-          s = c_array_copy_range(src%p, src_offset - 1, dst%p, dst_offset - 1, count)
+          s = c_array_copy_range(gpufmm_c_ptr(src), src_offset - 1, gpufmm_c_ptr(dst), dst_offset - 1, count)
        end if
     end if
     call finish(s, msg, status, 'gpufmm_array_copy_range')
@@ -619,17 +625,14 @@ contains
   subroutine gpufmm_array_destroy(a, status)
     type(gpufmm_array), intent(inout) :: a
     integer, optional, intent(out) :: status
-    integer(c_int) :: s
-    s = c_array_destroy(a%p)
-    if (s == GPUFMM_SUCCESS) a%p = c_null_ptr
-    call gpufmm_check_status(s, status, 'gpufmm_array_destroy')
+    call gpufmm_handle_destroyed(a, c_array_destroy(gpufmm_c_ptr(a)), status, 'gpufmm_array_destroy')
   end subroutine gpufmm_array_destroy
 
   !> dst = src: same dtype, same element count, same context.
   subroutine gpufmm_array_copy(src, dst, status)
     type(gpufmm_array), intent(in) :: src, dst
     integer, optional, intent(out) :: status
-    call gpufmm_check_status(c_array_copy(src%p, dst%p), status, 'gpufmm_array_copy')
+    call gpufmm_check_status(c_array_copy(gpufmm_c_ptr(src), gpufmm_c_ptr(dst)), status, 'gpufmm_array_copy')
   end subroutine gpufmm_array_copy
 
   !> The array's dtype (GPUFMM_INT32 ... GPUFMM_COMPLEX128; -1 on failure).
@@ -639,7 +642,7 @@ contains
     integer :: dtype
     integer(c_int) :: s, d
     d = -1
-    s = c_array_dtype(a%p, d)
+    s = c_array_dtype(gpufmm_c_ptr(a), d)
     dtype = -1
     if (s == GPUFMM_SUCCESS) dtype = d
     call gpufmm_check_status(s, status, 'gpufmm_array_dtype')
@@ -652,7 +655,7 @@ contains
     integer :: rank
     integer(c_int) :: s, r
     r = 0
-    s = c_array_rank(a%p, r)
+    s = c_array_rank(gpufmm_c_ptr(a), r)
     rank = 0
     if (s == GPUFMM_SUCCESS) rank = r
     call gpufmm_check_status(s, status, 'gpufmm_array_rank')
@@ -666,7 +669,7 @@ contains
     integer(c_int64_t) :: d(GPUFMM_MAX_RANK)
     integer(c_int) :: s
     d = 0
-    s = c_array_dims(a%p, d)
+    s = c_array_dims(gpufmm_c_ptr(a), d)
     dims = 0
     if (s == GPUFMM_SUCCESS) dims = d
     call gpufmm_check_status(s, status, 'gpufmm_array_dims')
@@ -680,7 +683,7 @@ contains
     integer(c_int64_t) :: c
     integer(c_int) :: s
     c = -1
-    s = c_array_size(a%p, c)
+    s = c_array_size(gpufmm_c_ptr(a), c)
     n = -1
     if (s == GPUFMM_SUCCESS) n = c
     call gpufmm_check_status(s, status, 'gpufmm_array_size')
@@ -697,27 +700,11 @@ contains
     type(c_ptr) :: p
     integer(c_int) :: s
     p = c_null_ptr
-    s = c_array_data(a%p, p)
+    s = c_array_data(gpufmm_c_ptr(a), p)
     data = c_null_ptr
     if (s == GPUFMM_SUCCESS) data = p
     call gpufmm_check_status(s, status, 'gpufmm_array_data')
   end function gpufmm_array_data
-
-  !> .true. if the handle is not null (a stale copy of a destroyed handle
-  !> still reports .true.).
-  pure logical function gpufmm_array_associated(a)
-    type(gpufmm_array), intent(in) :: a
-    gpufmm_array_associated = c_associated(a%p)
-  end function gpufmm_array_associated
-
-  !> The C handle (gpufmm_array_t) inside a, for C entry points without a
-  !> Fortran wrapper. Do not destroy it through C.
-  pure function gpufmm_array_c_ptr(a) result(p)
-    type(gpufmm_array), intent(in) :: a
-    type(c_ptr) :: p
-    p = a%p
-  end function gpufmm_array_c_ptr
-
 
   ! ================================================================== generated specifics
 

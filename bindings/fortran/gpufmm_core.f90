@@ -55,9 +55,14 @@ module gpufmm_core
   !> A gpufmm context: one backend (the CPU, or one GPU with its stream and
   !> library handles). Create with gpufmm_context_create, free with
   !> gpufmm_context_destroy after every array made on it is destroyed.
-  type, public :: gpufmm_context
+  !> The opaque handle every gpufmm object type extends (context, array,
+  !> plan, tree): the C handle, null until the object is created.
+  type, public :: gpufmm_handle
      private
      type(c_ptr) :: p = c_null_ptr
+  end type gpufmm_handle
+
+  type, public, extends(gpufmm_handle) :: gpufmm_context
   end type gpufmm_context
 
   !> What gpufmm_context_device_info returns. Character name is blank-padded:
@@ -95,6 +100,15 @@ module gpufmm_core
   public :: gpufmm_context_create, gpufmm_context_destroy, gpufmm_context_backend
   public :: gpufmm_context_device_info, gpufmm_context_synchronize, gpufmm_context_stream
   public :: gpufmm_context_associated, gpufmm_context_c_ptr
+  public :: gpufmm_associated, gpufmm_c_ptr, gpufmm_handle_set, gpufmm_handle_destroyed
+
+  !> Per-type names of the handle queries (the same procedures for every handle).
+  interface gpufmm_context_associated
+     module procedure gpufmm_associated
+  end interface gpufmm_context_associated
+  interface gpufmm_context_c_ptr
+     module procedure gpufmm_c_ptr
+  end interface gpufmm_context_c_ptr
   ! For the other gpufmm modules (and for wrapping further C entry points):
   public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa, gpufmm_shape3_error, gpufmm_size_error
   public :: gpufmm_io_sizes_error, gpufmm_points_error
@@ -403,10 +417,7 @@ contains
   subroutine gpufmm_context_destroy(ctx, status)
     type(gpufmm_context), intent(inout) :: ctx
     integer, optional, intent(out) :: status
-    integer(c_int) :: s
-    s = c_gpufmm_context_destroy(ctx%p)
-    if (s == GPUFMM_SUCCESS) ctx%p = c_null_ptr
-    call gpufmm_check_status(s, status, 'gpufmm_context_destroy')
+    call gpufmm_handle_destroyed(ctx, c_gpufmm_context_destroy(ctx%p), status, 'gpufmm_context_destroy')
   end subroutine gpufmm_context_destroy
 
   !> GPUFMM_BACKEND_CPU or GPUFMM_BACKEND_CUDA (-1 on failure).
@@ -472,19 +483,37 @@ contains
     call gpufmm_check_status(s, status, 'gpufmm_context_stream')
   end function gpufmm_context_stream
 
-  !> .true. if the handle is not null (created and not destroyed through it).
-  !> A stale copy of a destroyed handle still reports .true.
-  pure logical function gpufmm_context_associated(ctx)
-    type(gpufmm_context), intent(in) :: ctx
-    gpufmm_context_associated = c_associated(ctx%p)
-  end function gpufmm_context_associated
+  !> .true. if the handle is not null (created and not destroyed through
+  !> it; a stale copy of a destroyed handle still reports .true.).
+  pure logical function gpufmm_associated(h)
+    class(gpufmm_handle), intent(in) :: h
+    gpufmm_associated = c_associated(h%p)
+  end function gpufmm_associated
 
-  !> The C handle (gpufmm_context_t) inside ctx, for calling C entry points
-  !> that have no Fortran wrapper. Do not destroy it through C.
-  pure function gpufmm_context_c_ptr(ctx) result(p)
-    type(gpufmm_context), intent(in) :: ctx
+  !> The C handle inside h, for C entry points without a Fortran wrapper.
+  !> Do not destroy it through C.
+  pure function gpufmm_c_ptr(h) result(p)
+    class(gpufmm_handle), intent(in) :: h
     type(c_ptr) :: p
-    p = ctx%p
-  end function gpufmm_context_c_ptr
+    p = h%p
+  end function gpufmm_c_ptr
+
+  !> Sets the C handle of h (the modules' create procedures). Not for users.
+  subroutine gpufmm_handle_set(h, p)
+    class(gpufmm_handle), intent(inout) :: h
+    type(c_ptr), intent(in) :: p
+    h%p = p
+  end subroutine gpufmm_handle_set
+
+  !> After the C destroy of h returned s: nulls h on success, then reports s
+  !> as procedure `where` (status / error stop). Not for users.
+  subroutine gpufmm_handle_destroyed(h, s, status, where)
+    class(gpufmm_handle), intent(inout) :: h
+    integer(c_int), intent(in) :: s
+    integer, optional, intent(out) :: status
+    character(len=*), intent(in) :: where
+    if (s == GPUFMM_SUCCESS) h%p = c_null_ptr
+    call gpufmm_check_status(s, status, where)
+  end subroutine gpufmm_handle_destroyed
 
 end module gpufmm_core

@@ -48,9 +48,7 @@ module gpufmm_fmm
   ! ------------------------------------------------------------------ types
 
   !> A Laplace FMM plan (opaque): one geometry, evaluated many times.
-  type, public :: gpufmm_laplace_plan
-     private
-     type(c_ptr) :: p = c_null_ptr
+  type, public, extends(gpufmm_handle) :: gpufmm_laplace_plan
   end type gpufmm_laplace_plan
 
   !> Options of gpufmm_laplace_plan_create: the C struct
@@ -169,6 +167,14 @@ module gpufmm_fmm
      end function c_direct
   end interface
 
+  !> The handle queries of gpufmm_core under this type's names.
+  interface gpufmm_laplace_plan_associated
+     module procedure gpufmm_associated
+  end interface gpufmm_laplace_plan_associated
+  interface gpufmm_laplace_plan_c_ptr
+     module procedure gpufmm_c_ptr
+  end interface gpufmm_laplace_plan_c_ptr
+
 contains
 
   ! ================================================================== argument checks (Fortran side)
@@ -220,7 +226,7 @@ contains
     end if
     p = c_null_ptr
     s = c_plan_create(gpufmm_context_c_ptr(ctx), opts, nsrc, sources, ntrg, targets, p)
-    if (s == GPUFMM_SUCCESS) plan%p = p
+    if (s == GPUFMM_SUCCESS) call gpufmm_handle_set(plan, p)
     call gpufmm_check_status(s, status, where)
   end subroutine gpufmm_laplace_plan_create
 
@@ -228,10 +234,7 @@ contains
   subroutine gpufmm_laplace_plan_destroy(plan, status)
     type(gpufmm_laplace_plan), intent(inout) :: plan
     integer, optional, intent(out) :: status
-    integer(c_int) :: s
-    s = c_plan_destroy(plan%p)
-    if (s == GPUFMM_SUCCESS) plan%p = c_null_ptr
-    call gpufmm_check_status(s, status, 'gpufmm_laplace_plan_destroy')
+    call gpufmm_handle_destroyed(plan, c_plan_destroy(gpufmm_c_ptr(plan)), status, 'gpufmm_laplace_plan_destroy')
   end subroutine gpufmm_laplace_plan_destroy
 
   !> The plan's truncation number, depth, sizes and the per-stage times of
@@ -242,7 +245,7 @@ contains
     type(gpufmm_laplace_info) :: info
     type(c_laplace_info) :: ci
     integer(c_int) :: s
-    s = c_plan_info(plan%p, ci)
+    s = c_plan_info(gpufmm_c_ptr(plan), ci)
     if (s == GPUFMM_SUCCESS) then
        info%p = ci%p
        info%l_max = ci%l_max
@@ -279,7 +282,7 @@ contains
     type(c_laplace_info) :: ci
     character(len=:), allocatable :: msg
     integer(c_int) :: s
-    s = c_plan_info(plan%p, ci)  ! the plan's sizes (and a live handle)
+    s = c_plan_info(gpufmm_c_ptr(plan), ci)  ! the plan's sizes (and a live handle)
     if (s /= GPUFMM_SUCCESS) then
        call gpufmm_check_status(s, status, where)
        return
@@ -289,7 +292,7 @@ contains
        call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
        return
     end if
-    s = c_evaluate(plan%p, charges, dipoles, pot, grad)
+    s = c_evaluate(gpufmm_c_ptr(plan), charges, dipoles, pot, grad)
     call gpufmm_check_status(s, status, where)
   end subroutine gpufmm_laplace_evaluate
 
@@ -301,7 +304,7 @@ contains
     type(gpufmm_laplace_plan), intent(in) :: plan
     type(gpufmm_array), intent(in), optional :: charges, dipoles, pot, grad
     integer, optional, intent(out) :: status
-    call gpufmm_check_status(c_evaluate_arrays(plan%p, handle(charges), handle(dipoles), handle(pot), &
+    call gpufmm_check_status(c_evaluate_arrays(gpufmm_c_ptr(plan), handle(charges), handle(dipoles), handle(pot), &
          handle(grad)), status, 'gpufmm_laplace_evaluate_arrays')
   contains
     function handle(a) result(p)
@@ -369,18 +372,5 @@ contains
   end subroutine gpufmm_laplace_direct
 
   ! ================================================================== handles
-
-  !> .true. if the handle is not null (created and not destroyed through it).
-  pure logical function gpufmm_laplace_plan_associated(plan)
-    type(gpufmm_laplace_plan), intent(in) :: plan
-    gpufmm_laplace_plan_associated = c_associated(plan%p)
-  end function gpufmm_laplace_plan_associated
-
-  !> The C handle (gpufmm_laplace_plan_t) inside plan. Do not destroy it through C.
-  pure function gpufmm_laplace_plan_c_ptr(plan) result(p)
-    type(gpufmm_laplace_plan), intent(in) :: plan
-    type(c_ptr) :: p
-    p = plan%p
-  end function gpufmm_laplace_plan_c_ptr
 
 end module gpufmm_fmm

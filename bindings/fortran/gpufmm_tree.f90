@@ -30,9 +30,7 @@ module gpufmm_tree_mod
   private
 
   !> An octree (opaque). Default-initialised to the null state.
-  type, public :: gpufmm_tree
-     private
-     type(c_ptr) :: p = c_null_ptr
+  type, public, extends(gpufmm_handle) :: gpufmm_tree
   end type gpufmm_tree
 
   !> Options of gpufmm_tree_build: the C struct gpufmm_tree_options_t itself
@@ -185,6 +183,14 @@ module gpufmm_tree_mod
      end function c_m2l_class_info
   end interface
 
+  !> The handle queries of gpufmm_core under this type's names.
+  interface gpufmm_tree_associated
+     module procedure gpufmm_associated
+  end interface gpufmm_tree_associated
+  interface gpufmm_tree_c_ptr
+     module procedure gpufmm_c_ptr
+  end interface gpufmm_tree_c_ptr
+
 contains
 
   !> Sets opts to the library's defaults (depth from s_max = 64, capped at
@@ -230,7 +236,7 @@ contains
     end if
     p = c_null_ptr
     s = c_build(gpufmm_context_c_ptr(ctx), options, nsrc, sources, nrecv, receivers, p)
-    if (s == GPUFMM_SUCCESS) tree%p = p
+    if (s == GPUFMM_SUCCESS) call gpufmm_handle_set(tree, p)
     call gpufmm_check_status(s, status, where)
   end subroutine gpufmm_tree_build
 
@@ -250,7 +256,7 @@ contains
     if (present(receivers)) recv = gpufmm_array_c_ptr(receivers)
     p = c_null_ptr
     s = c_build_arrays(gpufmm_context_c_ptr(ctx), options, gpufmm_array_c_ptr(sources), recv, p)
-    if (s == GPUFMM_SUCCESS) tree%p = p
+    if (s == GPUFMM_SUCCESS) call gpufmm_handle_set(tree, p)
     call gpufmm_check_status(s, status, 'gpufmm_tree_build_arrays')
   end subroutine gpufmm_tree_build_arrays
 
@@ -258,10 +264,7 @@ contains
   subroutine gpufmm_tree_destroy(tree, status)
     type(gpufmm_tree), intent(inout) :: tree
     integer, optional, intent(out) :: status
-    integer(c_int) :: s
-    s = c_destroy(tree%p)
-    if (s == GPUFMM_SUCCESS) tree%p = c_null_ptr
-    call gpufmm_check_status(s, status, 'gpufmm_tree_destroy')
+    call gpufmm_handle_destroyed(tree, c_destroy(gpufmm_c_ptr(tree)), status, 'gpufmm_tree_destroy')
   end subroutine gpufmm_tree_destroy
 
   !> The tree's statistics: depth, sizes, boxes per level, leaf occupancy,
@@ -272,7 +275,7 @@ contains
     type(gpufmm_tree_statistics) :: stats
     type(gpufmm_tree_statistics) :: st
     integer(c_int) :: s
-    s = c_stats(tree%p, st)
+    s = c_stats(gpufmm_c_ptr(tree), st)
     if (s == GPUFMM_SUCCESS) stats = st
     call gpufmm_check_status(s, status, 'gpufmm_tree_stats')
   end function gpufmm_tree_stats
@@ -300,10 +303,10 @@ contains
     type(gpufmm_tree_statistics) :: st
     integer(int64), allocatable :: o(:)
     integer(c_int) :: s
-    s = c_stats(tree%p, st)
+    s = c_stats(gpufmm_c_ptr(tree), st)
     if (s == GPUFMM_SUCCESS) then
        allocate(o(0:st%l_max + 1))
-       s = c_level_offsets(tree%p, int(set, c_int), size(o, kind=c_int64_t), o)
+       s = c_level_offsets(gpufmm_c_ptr(tree), int(set, c_int), size(o, kind=c_int64_t), o)
        if (s == GPUFMM_SUCCESS) call move_alloc(o, offsets)
     end if
     call gpufmm_check_status(s, status, 'gpufmm_tree_level_offsets')
@@ -323,13 +326,13 @@ contains
     integer(int32), allocatable :: p(:), ip(:)
     integer(int64) :: n
     integer(c_int) :: s
-    s = c_stats(tree%p, st)
+    s = c_stats(gpufmm_c_ptr(tree), st)
     if (s == GPUFMM_SUCCESS) then
        n = set_count(st, set, .false.)
        if (present(keys)) allocate(k(0:n - 1))
        if (present(perm)) allocate(p(0:n - 1))
        if (present(iperm)) allocate(ip(0:n - 1))
-       s = c_get_points(tree%p, int(set, c_int), n, k, p, ip)
+       s = c_get_points(gpufmm_c_ptr(tree), int(set, c_int), n, k, p, ip)
     end if
     if (s == GPUFMM_SUCCESS) then
        if (present(keys)) call move_alloc(k, keys)
@@ -358,7 +361,7 @@ contains
     real(real64), allocatable :: c(:, :)
     integer(int64) :: n
     integer(c_int) :: s
-    s = c_stats(tree%p, st)
+    s = c_stats(gpufmm_c_ptr(tree), st)
     if (s == GPUFMM_SUCCESS) then
        n = set_count(st, set, .true.)
        if (present(keys)) allocate(k(0:n - 1))
@@ -367,7 +370,7 @@ contains
        if (present(point_begin)) allocate(pb(0:n - 1))
        if (present(point_end)) allocate(pe(0:n - 1))
        if (present(centers)) allocate(c(3, 0:n - 1))
-       s = c_get_boxes(tree%p, int(set, c_int), n, k, pa, co, pb, pe, c)
+       s = c_get_boxes(gpufmm_c_ptr(tree), int(set, c_int), n, k, pa, co, pb, pe, c)
     end if
     if (s == GPUFMM_SUCCESS) then
        if (present(keys)) call move_alloc(k, keys)
@@ -388,7 +391,7 @@ contains
     integer, optional, intent(out) :: status
     integer(c_int64_t) :: r, e
     integer(c_int) :: s
-    s = c_list_size(tree%p, int(list, c_int), r, e)
+    s = c_list_size(gpufmm_c_ptr(tree), int(list, c_int), r, e)
     if (s == GPUFMM_SUCCESS) then
        rows = r
        entries = e
@@ -413,13 +416,13 @@ contains
     real(real64), allocatable :: e(:)
     integer(c_int64_t) :: rows, entries
     integer(c_int) :: s
-    s = c_list_size(tree%p, int(list, c_int), rows, entries)
+    s = c_list_size(gpufmm_c_ptr(tree), int(list, c_int), rows, entries)
     if (s == GPUFMM_SUCCESS) then
        if (present(offsets)) allocate(o(0:rows))
        if (present(index)) allocate(ix(0:entries - 1))
        if (present(cls)) allocate(c(0:entries - 1))
        if (present(eta)) allocate(e(0:entries - 1))
-       s = c_get_list(tree%p, int(list, c_int), rows, entries, o, ix, c, e)
+       s = c_get_list(gpufmm_c_ptr(tree), int(list, c_int), rows, entries, o, ix, c, e)
     end if
     if (s == GPUFMM_SUCCESS) then
        if (present(offsets)) call move_alloc(o, offsets)
@@ -449,20 +452,5 @@ contains
     end if
     call gpufmm_check_status(s, status, 'gpufmm_tree_m2l_class_info')
   end subroutine gpufmm_tree_m2l_class_info
-
-  !> .true. if the handle is not null (a stale copy of a destroyed handle
-  !> still reports .true.).
-  pure logical function gpufmm_tree_associated(tree)
-    type(gpufmm_tree), intent(in) :: tree
-    gpufmm_tree_associated = c_associated(tree%p)
-  end function gpufmm_tree_associated
-
-  !> The C handle (gpufmm_tree_t) inside tree, for C entry points without a
-  !> Fortran wrapper. Do not destroy it through C.
-  pure function gpufmm_tree_c_ptr(tree) result(p)
-    type(gpufmm_tree), intent(in) :: tree
-    type(c_ptr) :: p
-    p = tree%p
-  end function gpufmm_tree_c_ptr
 
 end module gpufmm_tree_mod
