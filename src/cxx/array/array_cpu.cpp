@@ -79,6 +79,9 @@ void fill_t(int64_t n, T* x, T v) {
   for (int64_t i = 0; i < n; ++i) x[i] = v;
 }
 
+// Sum accumulated in Acc: double for floats; for integers the unsigned type
+// of the same width, so that sums wrap like C unsigned arithmetic (no
+// undefined overflow).
 template <class T, class Acc>
 void sum_t(int64_t n, const T* x, void* result) {
   Acc s = Acc(0);
@@ -87,22 +90,6 @@ void sum_t(int64_t n, const T* x, void* result) {
     Acc local = Acc(0);
 #pragma omp for schedule(static) nowait
     for (int64_t i = 0; i < n; ++i) local += static_cast<Acc>(x[i]);
-#pragma omp critical
-    s += local;
-  }
-  T out = static_cast<T>(s);
-  std::memcpy(result, &out, sizeof(T));
-}
-
-// Integer sums wrap like C unsigned arithmetic (no undefined overflow).
-template <class T, class U>
-void isum_t(int64_t n, const T* x, void* result) {
-  U s = 0;
-#pragma omp parallel
-  {
-    U local = 0;
-#pragma omp for schedule(static) nowait
-    for (int64_t i = 0; i < n; ++i) local += static_cast<U>(x[i]);
 #pragma omp critical
     s += local;
   }
@@ -274,8 +261,8 @@ void gemm(gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t 
 void reduce(gpufmm_dtype_t dt, Reduction op, int64_t n, const void* x, void* result) {
   if (op == Reduction::Sum) {
     switch (dt) {
-      case GPUFMM_INT32: isum_t<int32_t, uint32_t>(n, (const int32_t*)x, result); return;
-      case GPUFMM_INT64: isum_t<int64_t, uint64_t>(n, (const int64_t*)x, result); return;
+      case GPUFMM_INT32: sum_t<int32_t, uint32_t>(n, (const int32_t*)x, result); return;
+      case GPUFMM_INT64: sum_t<int64_t, uint64_t>(n, (const int64_t*)x, result); return;
       case GPUFMM_FLOAT32: sum_t<float, double>(n, (const float*)x, result); return;
       case GPUFMM_FLOAT64: sum_t<double, double>(n, (const double*)x, result); return;
       case GPUFMM_COMPLEX64: csum_t<float>(n, (const cf*)x, result); return;
