@@ -14,11 +14,13 @@ namespace {
 void usage() {
   std::fprintf(stderr,
                "usage: gpufmm tree --n N [--m M] [--dist uniform|ellipsoid|plummer|clusters]\n"
-               "                   [--smax S | --lmax L] [--seed K] [--repeat R] [--cpu|--gpu]\n"
+               "                   [--smax S | --lmax L] [--adaptive] [--seed K] [--repeat R] [--cpu|--gpu]\n"
                "  --n       number of sources (required)\n"
                "  --m       number of receivers: a second, independent set (default: the\n"
                "            receivers are the sources)\n"
                "  --smax    points per finest box (default 64); --lmax fixes the depth instead\n"
+               "  --adaptive  leaves of variable depth: a box is split while it holds more\n"
+               "            than s_max points (default: every leaf at one depth)\n"
                "  --repeat  builds to time (default 3; the fastest is shown), after one warm-up\n"
                "  --cpu / --gpu  backend (default: the first GPU if any, else the CPU)\n");
 }
@@ -48,7 +50,7 @@ void list_cell(const gpufmm_tree_list_stats_t& s) {
 
 int run_tree(const std::vector<std::string>& args) {
   if (!gpufmm_cli::check_known(args, {"--n", "--m", "--dist", "--smax", "--lmax", "--seed", "--repeat"},
-                               {"--cpu", "--gpu"})) {
+                               {"--cpu", "--gpu", "--adaptive"})) {
     usage();
     return 2;
   }
@@ -97,6 +99,7 @@ int run_tree(const std::vector<std::string>& args) {
   gpufmm_tree_options_init(&opt);
   opt.s_max = static_cast<int>(smax);
   opt.l_max = static_cast<int>(lmax);
+  if (gpufmm_cli::has_flag(args, "--adaptive")) opt.kind = GPUFMM_TREE_ADAPTIVE;
 
   gpufmm_tree_stats_t best;
   bool have = false;
@@ -122,9 +125,9 @@ int run_tree(const std::vector<std::string>& args) {
 
   std::printf("gpufmm tree: %s, %lld sources, %s receivers, %s\n", gpufmm_test::dist_name(dist), n,
               m >= 0 ? std::to_string(m).c_str() : "the same", info.name);
-  std::printf("cube: centre (%.6g, %.6g, %.6g), side %.6g; l_max = %d%s\n", s.cube_center[0],
-              s.cube_center[1], s.cube_center[2], s.cube_side, s.l_max,
-              lmax >= 0 ? " (given)" : (" (from s_max = " + std::to_string(smax) + ")").c_str());
+  std::printf("cube: centre (%.6g, %.6g, %.6g), side %.6g; %s l_max = %d%s\n", s.cube_center[0],
+              s.cube_center[1], s.cube_center[2], s.cube_side, opt.kind == GPUFMM_TREE_ADAPTIVE ? "adaptive," : "uniform,",
+              s.l_max, lmax >= 0 ? " (given)" : (" (from s_max = " + std::to_string(smax) + ")").c_str());
   std::printf("\n%5s %10s %10s | %12s | %12s | %12s | %12s\n", "level", "src boxes", "recv boxes",
               "neighbours", "M2L", "M2L type 1", "M2L type 2");
   std::printf("%5s %10s %10s | %7s %4s | %7s %4s | %7s %4s | %7s %4s\n", "", "", "", "mean", "max",
