@@ -19,7 +19,7 @@
 #include <mutex>
 #include <vector>
 
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 #include "lists/rows.hpp"
 #include "tree/tree.hpp"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/context.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 #include "tree/hierarchy.hpp"
 #include "tree/morton.hpp"
 

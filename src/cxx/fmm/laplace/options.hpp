@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fmm/laplace/cost.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 
 namespace gpufmm {
 namespace fmm {

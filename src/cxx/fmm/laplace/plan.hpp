@@ -92,7 +92,7 @@
 #include "core/context.hpp"
 #include "fmm/laplace/cost.hpp"
 #include "fmm/laplace/options.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 #include "lists/lists.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"
