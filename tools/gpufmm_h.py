@@ -2,8 +2,10 @@
 """The GPUFMM_* constants of a C header (bindings/c/gpufmm.h), for the fypp
 templates that tools/gen-fortran expands.
 
-constants(path) reads the header and returns its constants in groups, in the
-header's order: every member of every `enum` whose name starts with GPUFMM_
+constants(path) reads the header, with every header it includes by
+`#include "name"` put in place of the directive (looked up beside the
+including header, then in HEADER_DIRS: gpufmm.h includes the core's
+gpufmm_types.h), and returns its constants in groups, in the header's order: every member of every `enum` whose name starts with GPUFMM_
 (a member without `= value` counts on from the one before, as in C), and
 every object-like `#define GPUFMM_NAME value` (include guards without a value
 and function-like macros are left out). A value may be any C constant
@@ -36,7 +38,10 @@ INT_SUFFIX = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b")
 INT_EXPR = re.compile(r"^[\s\d()+\-*/%<>|&^~xXa-fA-F]*$")
 FLOAT = re.compile(r"^\(?\s*([+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)[fFlL]?\s*\)?$")
 STRING = re.compile(r'^"((?:[^"\\]|\\.)*)"$')
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
 DOC_WIDTH = 90
+# where the installed headers live in the repository (the include path of gpufmm.h)
+HEADER_DIRS = ["bindings/c", "src/cxx/core"]
 
 
 def _line_of(text, pos):
@@ -114,10 +119,30 @@ def parse(text):
     return groups
 
 
+def _read(path):
+    """Text of the file at path (relative to the repository root), None if there is none."""
+    try:
+        with open(os.path.join(ROOT, path)) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def expand(path, read=_read):
+    """Text of the header at path with its `#include "name"` directives replaced
+    by the included headers (expanded likewise)."""
+    def included(m):
+        for d in [os.path.dirname(path)] + HEADER_DIRS:
+            name = os.path.normpath(os.path.join(d, m.group(1)))
+            if read(name) is not None:
+                return expand(name, read)
+        raise ValueError("%s: cannot find the included header '%s'" % (path, m.group(1)))
+    return INCLUDE.sub(included, read(path))
+
+
 def constants(path):
     """Groups of constants of the header at path (relative to the repository root)."""
-    with open(os.path.join(ROOT, path)) as f:
-        return parse(f.read())
+    return parse(expand(path))
 
 
 SELF_TEST = r"""
@@ -158,6 +183,13 @@ def self_test():
         [(None, w) for w in want[len(got):]]
     for g, w in bad:
         print("gpufmm_h self-test: got %s, want %s" % (g, w))
+    files = {"a/top.h": '#include <stdint.h>\n#include "mid.h" /* x */\n#define GPUFMM_Z 3\n',
+             "a/mid.h": '#include "low.h"\n#define GPUFMM_Y 2\n',
+             "bindings/c/low.h": "#define GPUFMM_X 1\n"}
+    got = [c.name for g in parse(expand("a/top.h", files.get)) for c in g.constants]
+    if got != ["GPUFMM_X", "GPUFMM_Y", "GPUFMM_Z"]:
+        print("gpufmm_h self-test: included headers gave %s" % got)
+        bad.append(None)
     try:
         parse("#define GPUFMM_X foo(3)\n")
         print("gpufmm_h self-test: an unreadable value was not reported")

@@ -55,6 +55,8 @@ const char* gpufmm_status_string(gpufmm_status_t s) {
   return "GPUFMM_ERROR_UNKNOWN: not a gpufmm status value";
 }
 
+const char* gpufmm_last_error_message(void) { return last_error().c_str(); }
+
 const char* gpufmm_version(int* major, int* minor, int* patch) {
   if (major) *major = GPUFMM_VERSION_MAJOR;
   if (minor) *minor = GPUFMM_VERSION_MINOR;

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpufmm_types.h" /* status, backend, dtype, op, Laplace kernel choices */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,19 +29,7 @@ extern "C" {
 /* Status                                                                    */
 /* ------------------------------------------------------------------------ */
 
-typedef enum gpufmm_status_e {
-  GPUFMM_SUCCESS = 0,
-  GPUFMM_ERROR_INVALID_ARGUMENT = 1, /* a value is out of its allowed range    */
-  GPUFMM_ERROR_INVALID_HANDLE = 2,   /* NULL, never created, or destroyed      */
-  GPUFMM_ERROR_OUT_OF_MEMORY = 3,    /* host or device allocation failed       */
-  GPUFMM_ERROR_NO_DEVICE = 4,        /* the requested GPU does not exist       */
-  GPUFMM_ERROR_DEVICE = 5,           /* a CUDA / cuBLAS / cuFFT call failed    */
-  GPUFMM_ERROR_NOT_SUPPORTED = 6,    /* e.g. CUDA not built in, or an op that
-                                        the dtype does not have                */
-  GPUFMM_ERROR_SIZE_MISMATCH = 7,    /* shapes or element counts disagree      */
-  GPUFMM_ERROR_TYPE_MISMATCH = 8,    /* dtypes disagree or are not allowed     */
-  GPUFMM_ERROR_INTERNAL = 9          /* a bug in gpufmm: please report it      */
-} gpufmm_status_t;
+/* gpufmm_status_t, the status codes: in gpufmm_types.h. */
 
 /* A static, human-readable name for a status ("GPUFMM_ERROR_SIZE_MISMATCH: ..."). */
 const char* gpufmm_status_string(gpufmm_status_t s);
@@ -63,26 +53,8 @@ gpufmm_status_t gpufmm_device_count(int* count);
 
 typedef struct gpufmm_context_s* gpufmm_context_t;
 
-#define GPUFMM_DEVICE_CPU (-1)     /* the OpenMP CPU backend                 */
-#define GPUFMM_DEVICE_DEFAULT (-2) /* the first GPU if any, else the CPU     */
-
-typedef enum gpufmm_backend_e {
-  GPUFMM_BACKEND_CPU = 0,
-  GPUFMM_BACKEND_CUDA = 1
-} gpufmm_backend_t;
-
-typedef struct gpufmm_device_info_s {
-  char name[256];             /* "NVIDIA H100 80GB HBM3", or the CPU's name   */
-  int backend;                /* a gpufmm_backend_t                           */
-  int device;                 /* CUDA ordinal, or GPUFMM_DEVICE_CPU           */
-  int multiprocessors;        /* SMs on a GPU; logical cores on the CPU       */
-  int compute_major;          /* compute capability (0 on the CPU)            */
-  int compute_minor;
-  int64_t total_memory;       /* bytes of device (or physical host) memory    */
-  int64_t free_memory;        /* bytes free now                               */
-  int64_t shared_mem_per_block_optin; /* bytes (0 on the CPU)                 */
-  int64_t l2_cache_bytes;     /* bytes (0 on the CPU)                         */
-} gpufmm_device_info_t;
+/* GPUFMM_DEVICE_CPU, GPUFMM_DEVICE_DEFAULT, gpufmm_backend_t and
+ * gpufmm_device_info_t: in gpufmm_types.h. */
 
 /* device >= 0: that GPU; GPUFMM_DEVICE_CPU; or GPUFMM_DEVICE_DEFAULT.
  * Errors: NOT_SUPPORTED (GPU asked for, CUDA not built in), NO_DEVICE (no
@@ -103,16 +75,7 @@ gpufmm_status_t gpufmm_context_stream(gpufmm_context_t ctx, void** stream);
 /* Device arrays                                                             */
 /* ------------------------------------------------------------------------ */
 
-typedef enum gpufmm_dtype_e {
-  GPUFMM_INT32 = 0,
-  GPUFMM_INT64 = 1,
-  GPUFMM_FLOAT32 = 2,
-  GPUFMM_FLOAT64 = 3,
-  GPUFMM_COMPLEX64 = 4,  /* two float32: re, im  (C99 float _Complex)  */
-  GPUFMM_COMPLEX128 = 5  /* two float64: re, im  (C99 double _Complex) */
-} gpufmm_dtype_t;
-
-#define GPUFMM_MAX_RANK 3
+/* gpufmm_dtype_t and GPUFMM_MAX_RANK: in gpufmm_types.h. */
 
 typedef struct gpufmm_array_s* gpufmm_array_t;
 
@@ -169,11 +132,7 @@ gpufmm_status_t gpufmm_array_scal(const void* alpha, gpufmm_array_t x);         
 gpufmm_status_t gpufmm_array_dot(gpufmm_array_t x, gpufmm_array_t y, void* result);
 gpufmm_status_t gpufmm_array_nrm2(gpufmm_array_t x, void* result);
 
-typedef enum gpufmm_op_e {
-  GPUFMM_OP_N = 0, /* A        */
-  GPUFMM_OP_T = 1, /* A^T      */
-  GPUFMM_OP_C = 2  /* A^H (= A^T for real dtypes) */
-} gpufmm_op_t;
+/* gpufmm_op_t (GPUFMM_OP_N, GPUFMM_OP_T, GPUFMM_OP_C): in gpufmm_types.h. */
 
 /* y <- alpha*op(A)*x + beta*y; A rank 2 (m x n), x and y any rank with the
  * right element counts. */
@@ -444,22 +403,8 @@ gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double o
 
 typedef struct gpufmm_laplace_plan_s* gpufmm_laplace_plan_t;
 
-typedef enum gpufmm_laplace_stencil_e {
-  GPUFMM_STENCIL_MODIFIED = 0, /* papers/000 sec. 2.2.3 (<= 109 + 80 M2L per box) */
-  GPUFMM_STENCIL_STANDARD = 1  /* the classic list (<= 189 M2L per box)          */
-} gpufmm_laplace_stencil_t;
-
-/* Kernel strategy of one stage of the CUDA driver (options.gpu_*; ignored on
- * the CPU). Which stage takes which is listed with the options; the kernels
- * and their measured speed are in docs/laplace_gpu.md. */
-typedef enum gpufmm_laplace_strategy_e {
-  GPUFMM_STRATEGY_TPB = 0, /* thread per box                                   */
-  GPUFMM_STRATEGY_WPB = 1, /* warp per box                                     */
-  GPUFMM_STRATEGY_BPB = 2, /* block (or warps) per box, cooperative             */
-  GPUFMM_STRATEGY_GPB = 3, /* 8 threads per parent box (M2M)                    */
-  GPUFMM_STRATEGY_GRP = 4, /* grouped M2L: every level in one launch            */
-  GPUFMM_STRATEGY_TPT = 5  /* thread per target (L2P, P2P)                      */
-} gpufmm_laplace_strategy_t;
+/* gpufmm_laplace_stencil_t (GPUFMM_STENCIL_*) and gpufmm_laplace_strategy_t
+ * (GPUFMM_STRATEGY_*), the values of the stencil and gpu_* fields: in gpufmm_types.h. */
 
 typedef struct gpufmm_laplace_options_s {
   double eps;          /* requested relative L2 error of potential and gradient

@@ -1,8 +1,10 @@
 // C thunks of the Laplace FMM section of gpufmm.h (except
-// gpufmm_laplace_direct, in laplace_direct.cpp): argument checks and status
-// codes; the work is in src/cxx/fmm/laplace_plan.* and laplace_cpu.cpp.
+// gpufmm_laplace_direct, in direct.cpp): argument checks, status codes and
+// the conversions of options and plan information (laplace_convert.hpp); the
+// work is in src/cxx/fmm/laplace/.
 // Every argument is checked before anything is computed, so outputs are
 // untouched on any error.
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -10,10 +12,98 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/handles.hpp"
+#include "fmm/laplace/basis.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
+#include "laplace_convert.hpp"
 
 using namespace gpufmm;
+
+static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name kMaxP");
+
+namespace gpufmm {
+namespace capi {
+
+namespace {
+void require_flag(int v, const char* field) {
+  require(v == 0 || v == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", field, "' = ", v,
+          " is neither 0 nor 1");
+}
+}  // namespace
+
+void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
+  std::memset(opt, 0, sizeof *opt);
+  const fmm::LaplaceOptions d;
+  opt->eps = d.eps;
+  opt->precision = d.precision;
+  opt->p = d.p;
+  opt->l_max = d.l_max;
+  opt->s_max = d.s_max;
+  opt->stencil = d.stencil;
+  opt->variable_truncation = d.variable_truncation ? 1 : 0;
+  opt->table_cache = d.table_cache ? 1 : 0;
+  opt->gpu_p2m = d.gpu.p2m;
+  opt->gpu_m2m = d.gpu.m2m;
+  opt->gpu_m2l = d.gpu.m2l;
+  opt->gpu_l2l = d.gpu.l2l;
+  opt->gpu_l2p = d.gpu.l2p;
+  opt->gpu_p2p = d.gpu.p2p;
+  opt->gpu_overlap = d.gpu.overlap ? 1 : 0;
+  opt->gpu_graph = d.gpu.graph ? 1 : 0;
+}
+
+fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
+  fmm::LaplaceOptions o;
+  if (opt == nullptr) return o;
+  o.eps = opt->eps;
+  o.precision = static_cast<gpufmm_dtype_t>(opt->precision);
+  o.p = opt->p;
+  o.l_max = opt->l_max;
+  o.s_max = opt->s_max;
+  o.stencil = opt->stencil;
+  require_flag(opt->variable_truncation, "variable_truncation");
+  o.variable_truncation = opt->variable_truncation != 0;
+  require_flag(opt->table_cache, "table_cache");
+  o.table_cache = opt->table_cache != 0;
+  o.gpu.p2m = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_p2m);
+  o.gpu.m2m = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_m2m);
+  o.gpu.m2l = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_m2l);
+  o.gpu.l2l = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_l2l);
+  o.gpu.l2p = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_l2p);
+  o.gpu.p2p = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_p2p);
+  require_flag(opt->gpu_overlap, "gpu_overlap");
+  o.gpu.overlap = opt->gpu_overlap != 0;
+  require_flag(opt->gpu_graph, "gpu_graph");
+  o.gpu.graph = opt->gpu_graph != 0;
+  fmm::validate_options(o);
+  return o;
+}
+
+gpufmm_laplace_info_t laplace_info(const fmm::LaplacePlan& plan) {
+  gpufmm_laplace_info_t info;
+  std::memset(&info, 0, sizeof info);
+  info.p = plan.p;
+  info.l_max = plan.l_max;
+  info.precision = plan.options.precision;
+  info.backend = plan.ctx.backend;
+  info.nsrc = plan.nsrc;
+  info.ntrg = plan.ntrg;
+  info.source_boxes = plan.src_boxes;
+  info.target_boxes = plan.trg_boxes;
+  info.m2l_translations = plan.m2l_translations;
+  info.p2p_pairs = plan.p2p_pairs;
+  info.plan_seconds = plan.plan_seconds;
+  info.t_p2m = plan.last.p2m;
+  info.t_upward = plan.last.upward;
+  info.t_downward = plan.last.downward;
+  info.t_l2p = plan.last.l2p;
+  info.t_p2p = plan.last.p2p;
+  info.t_total = plan.last.total;
+  return info;
+}
+
+}  // namespace capi
+}  // namespace gpufmm
 
 namespace {
 
@@ -42,7 +132,7 @@ extern "C" {
 gpufmm_status_t gpufmm_laplace_options_init(gpufmm_laplace_options_t* opt) {
   return guard("gpufmm_laplace_options_init", [&] {
     require_out(opt, "opt");
-    fmm::laplace_options_defaults(opt);
+    capi::laplace_options_defaults(opt);
   });
 }
 
@@ -52,7 +142,7 @@ gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_la
   return guard("gpufmm_laplace_plan_create", [&] {
     Context* c = checked_context(ctx);
     require_out(plan, "plan");
-    const fmm::LaplaceOptions o = fmm::laplace_options_from_c(opt);
+    const fmm::LaplaceOptions o = capi::laplace_options(opt);
     *plan = fmm::laplace_plan_handle(fmm::laplace_plan_create(*c, o, nsrc, sources, ntrg, targets));
   });
 }
@@ -105,7 +195,7 @@ gpufmm_status_t gpufmm_laplace_plan_info(gpufmm_laplace_plan_t plan, gpufmm_lapl
     gpufmm_laplace_plan_s* h = checked_laplace_plan(plan);
     require_out(info, "info");
     std::lock_guard<std::mutex> lock(h->mutex);
-    *info = fmm::laplace_plan_info(*h->plan);
+    *info = capi::laplace_info(*h->plan);
   });
 }
 

@@ -1,5 +1,6 @@
-// C thunks of the Octree section of gpufmm.h: argument checks and status
-// codes only; the work is in src/cxx/tree (the tree) and src/cxx/lists (its
+// C thunks of the Octree section of gpufmm.h: argument checks, status codes
+// and the conversions between the public structs (options, statistics) and
+// the core's; the work is in src/cxx/tree (the tree) and src/cxx/lists (its
 // lists).
 #include <algorithm>
 #include <cstring>
@@ -34,6 +35,75 @@ const lists::List& checked_list(const lists::Lists& l, gpufmm_tree_list_t list) 
   require(l.list[k].built, GPUFMM_ERROR_INVALID_ARGUMENT, "list ", k,
           " was not built (see gpufmm_tree_options_t.lists)");
   return l.list[k];
+}
+
+// The core's options of the C options (NULL = defaults); tree::build
+// validates them.
+tree::Options options_from_c(const gpufmm_tree_options_t* opt) {
+  tree::Options o;
+  if (opt != nullptr) {
+    o.l_max = opt->l_max;
+    o.s_max = opt->s_max;
+    o.max_level = opt->max_level;
+    o.cube_given = opt->cube_given != 0;
+    for (int k = 0; k < 3; ++k) o.cube_center[k] = opt->cube_center[k];
+    o.cube_side = opt->cube_side;
+    o.kind = static_cast<tree::Kind>(opt->kind);
+  }
+  return o;
+}
+
+static_assert(int(tree::Kind::Uniform) == GPUFMM_TREE_UNIFORM && int(tree::Kind::Adaptive) == GPUFMM_TREE_ADAPTIVE,
+              "tree::Kind mirrors GPUFMM_TREE_UNIFORM / GPUFMM_TREE_ADAPTIVE");
+
+void put_leaves(const tree::SizeStats& s, int64_t& min, int64_t& max, double& mean) {
+  min = s.min;
+  max = s.max;
+  mean = s.mean;
+}
+
+void put_rows(const tree::SizeStats& s, gpufmm_tree_list_stats_t& out) {
+  out.built = 1;
+  out.rows = s.count;
+  out.entries = s.total;
+  out.min = s.min;
+  out.max = s.max;
+  out.mean = s.mean;
+}
+
+// The public statistics of a tree, its lists and their statistics.
+gpufmm_tree_stats_t stats_to_c(const tree::Tree& t, const lists::Lists& l, const lists::TreeStats& s) {
+  gpufmm_tree_stats_t st;
+  std::memset(&st, 0, sizeof st);
+  const tree::PointSet& r = t.receivers();
+  st.l_max = t.l_max;
+  st.same_sets = t.same_sets ? 1 : 0;
+  st.backend = t.ctx.backend;
+  st.num_sources = t.src.n;
+  st.num_receivers = r.n;
+  for (int k = 0; k < 3; ++k) st.cube_center[k] = t.cube.center[k];
+  st.cube_side = t.cube.side;
+  for (int lev = 0; lev <= t.l_max; ++lev) {
+    st.source_boxes[lev] = t.src.boxes_at(lev);
+    st.receiver_boxes[lev] = r.boxes_at(lev);
+  }
+  st.total_source_boxes = t.src.nboxes;
+  st.total_receiver_boxes = r.nboxes;
+  put_leaves(s.source_leaves, st.source_leaf_min, st.source_leaf_max, st.source_leaf_mean);
+  put_leaves(s.receiver_leaves, st.receiver_leaf_min, st.receiver_leaf_max, st.receiver_leaf_mean);
+  for (int k = 0; k < lists::kNumLists; ++k) {
+    const lists::ListStats& ls = s.lists[k];
+    if (!ls.built) continue;
+    put_rows(ls.all, st.lists[k]);
+    for (size_t lev = 0; lev < ls.level.size(); ++lev) put_rows(ls.level[lev], st.list_levels[k][lev]);
+  }
+  st.time_upload = t.timings.upload;
+  st.time_keys = t.timings.keys;
+  st.time_sort = t.timings.sort;
+  st.time_hierarchy = t.timings.hierarchy;
+  st.time_lists = l.seconds;
+  st.time_total = t.timings.total + l.seconds;
+  return st;
 }
 
 // The list mask of the options (NULL = every list).
@@ -95,7 +165,7 @@ gpufmm_status_t gpufmm_tree_build(gpufmm_context_t ctx, const gpufmm_tree_option
   return guard("gpufmm_tree_build", [&] {
     Context* c = checked_context(ctx);
     require_out(out, "tree");
-    const tree::Options o = tree::options_from_c(opt);
+    const tree::Options o = options_from_c(opt);
     const unsigned which = list_mask(opt);
     if (recv == nullptr)
       require(nrecv == nsrc, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'recv' is NULL (receivers = ",
@@ -110,7 +180,7 @@ gpufmm_status_t gpufmm_tree_build_arrays(gpufmm_context_t ctx, const gpufmm_tree
   return guard("gpufmm_tree_build_arrays", [&] {
     Context* c = checked_context(ctx);
     require_out(out, "tree");
-    const tree::Options o = tree::options_from_c(opt);
+    const tree::Options o = options_from_c(opt);
     const unsigned which = list_mask(opt);
     const int64_t nsrc = checked_coords(*c, src, "src");
     int64_t nrecv = nsrc;
@@ -140,12 +210,8 @@ gpufmm_status_t gpufmm_tree_stats(gpufmm_tree_t t, gpufmm_tree_stats_t* stats) {
     gpufmm_tree_s* h = checked_tree(t);
     require_out(stats, "stats");
     std::lock_guard<std::mutex> lock(h->mutex);
-    if (!h->have_stats) {
-      h->stats = tree::compute_stats(*h->tree);
-      lists::add_stats(*h->tree, *h->lists, h->stats);
-      h->have_stats = true;
-    }
-    *stats = h->stats;
+    if (!h->stats) h->stats = std::make_unique<const lists::TreeStats>(lists::tree_stats(*h->tree, *h->lists));
+    *stats = stats_to_c(*h->tree, *h->lists, *h->stats);
   });
 }
 

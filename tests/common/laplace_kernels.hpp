@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
+#include "laplace_convert.hpp"
 
 namespace gpufmm_test {
 
@@ -16,7 +17,7 @@ inline gpufmm_status_t laplace_plan_create_kernels(gpufmm_context_t ctx, const g
                                                    int64_t ntrg, const double* targets, gpufmm_laplace_plan_t* plan) {
   using namespace gpufmm;
   return guard("laplace_plan_create_kernels", [&] {
-    fmm::LaplaceOptions o = fmm::laplace_options_from_c(opt);
+    fmm::LaplaceOptions o = capi::laplace_options(opt);
     require(fmm::laplace_gpu_parse_kernels(kernels, o.gpu), GPUFMM_ERROR_INVALID_ARGUMENT,
             "kernel strategies '", kernels, "' not understood");
     *plan = fmm::laplace_plan_handle(fmm::laplace_plan_create(*checked_context(ctx), o, nsrc, sources, ntrg, targets));

@@ -33,6 +33,7 @@
 #include "fmm/laplace/gpu.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
+#include "laplace_convert.hpp"
 #include "tree/tree.hpp"
 
 namespace {
@@ -77,7 +78,7 @@ void expect_same_plan(const fmm::LaplacePlan& g, const fmm::LaplacePlan& c, cons
   EXPECT_EQ(g.rcr_p3, c.rcr_p3) << w;
   EXPECT_EQ(g.rcr_p2, c.rcr_p2) << w;
   EXPECT_EQ(g.options.variable_truncation, c.options.variable_truncation) << w;
-  const gpufmm_laplace_info_t gi = fmm::laplace_plan_info(g), ci = fmm::laplace_plan_info(c);
+  const gpufmm_laplace_info_t gi = capi::laplace_info(g), ci = capi::laplace_info(c);
   EXPECT_EQ(gi.p, ci.p) << w;
   EXPECT_EQ(gi.l_max, ci.l_max) << w;
   EXPECT_EQ(gi.p2p_pairs, ci.p2p_pairs) << w;

@@ -37,6 +37,7 @@
 #include "fmm/laplace/math.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
+#include "laplace_convert.hpp"
 
 namespace {
 
@@ -546,7 +547,7 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   EXPECT_EQ(o.gpu_p2p, GPUFMM_STRATEGY_BPB);
   EXPECT_EQ(o.gpu_overlap, 1);
   EXPECT_EQ(o.gpu_graph, 1);
-  const fmm::LaplaceOptions d = fmm::laplace_options_from_c(&o);
+  const fmm::LaplaceOptions d = capi::laplace_options(&o);
   EXPECT_TRUE(d.gpu == fmm::LaplaceGpuKernels());
   EXPECT_TRUE(d.table_cache);
   fmm::LaplaceGpuKernels k;

@@ -14,7 +14,7 @@
 
 #include "core/context.hpp"
 #include "core/error.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 
 namespace gpufmm {
 namespace cuda {

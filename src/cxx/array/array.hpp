@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "core/context.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 
 struct gpufmm_array_s {
   gpufmm_context_s* ctx = nullptr;
@@ -22,7 +22,7 @@ namespace gpufmm {
 
 using Array = gpufmm_array_s;
 
-inline Array* checked_array(gpufmm_array_t a, const char* argname) {
+inline Array* checked_array(gpufmm_array_s* a, const char* argname) {
   return checked_handle(a, HandleKind::Array, argname);
 }
 

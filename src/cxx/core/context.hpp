@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/handles.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 
 struct gpufmm_context_s {
   gpufmm_backend_t backend = GPUFMM_BACKEND_CPU;
@@ -30,7 +30,7 @@ using Context = gpufmm_context_s;
 
 enum class Reduction { Sum, Min, Max };
 
-inline Context* checked_context(gpufmm_context_t c, const char* argname = "ctx") {
+inline Context* checked_context(gpufmm_context_s* c, const char* argname = "ctx") {
   return checked_handle(c, HandleKind::Context, argname);
 }
 

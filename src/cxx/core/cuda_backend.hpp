@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "core/context.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 
 namespace gpufmm {
 namespace cuda {

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 
 namespace gpufmm {
 
@@ -45,8 +45,10 @@ void require(bool ok, gpufmm_status_t status, A&&... parts) {
   if (!ok) fail(status, std::forward<A>(parts)...);
 }
 
-// Sets the calling thread's last error message (used by the thunks).
+// Sets the calling thread's last error message (used by the thunks), and
+// reads it ("" if none yet; gpufmm_last_error_message).
 void set_last_error(gpufmm_status_t status, const std::string& message);
+const std::string& last_error() noexcept;
 
 // Runs f and converts any exception into a status and last-error message.
 // `where` is the C function's name, prefixed to the message.

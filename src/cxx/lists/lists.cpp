@@ -121,46 +121,34 @@ void list_levels(int list, int l_max, int& lo, int& hi) {
     hi = l_max - 1;
   }
 }
-
-void add_row(gpufmm_tree_list_stats_t& s, int64_t len) {
-  if (s.rows == 0) {
-    s.min = s.max = len;
-  } else {
-    s.min = std::min(s.min, len);
-    s.max = std::max(s.max, len);
-  }
-  s.rows += 1;
-  s.entries += len;
-}
-
-void finish(gpufmm_tree_list_stats_t& s) {
-  s.mean = s.rows > 0 ? static_cast<double>(s.entries) / static_cast<double>(s.rows) : 0.0;
-}
 }  // namespace
 
-void add_stats(const tree::Tree& t, const Lists& lists, gpufmm_tree_stats_t& st) {
+TreeStats tree_stats(const tree::Tree& t, const Lists& lists) {
+  TreeStats st;
   const tree::PointSet& r = t.receivers();
+  st.source_leaves = tree::leaf_stats(t, t.src);
+  st.receiver_leaves = tree::leaf_stats(t, r);
   for (int k = 0; k < kNumLists; ++k) {
     const List& l = lists.list[k];
+    ListStats& ls = st.lists[k];
     if (!l.built) continue;
-    st.lists[k].built = 1;
+    ls.built = true;
+    ls.level.resize(static_cast<size_t>(t.l_max + 1));
     std::vector<int64_t> off = tree::host_copy(t, l.offsets, l.rows + 1);
     int lo, hi;
     list_levels(k, t.l_max, lo, hi);
     for (int lev = 0; lev <= t.l_max; ++lev) {
-      gpufmm_tree_list_stats_t& ls = st.list_levels[k][lev];
-      ls.built = 1;
+      tree::SizeStats& at = ls.level[static_cast<size_t>(lev)];
       for (int64_t row = r.level_offset[lev]; row < r.level_offset[lev + 1]; ++row) {
         const int64_t len = off[row + 1] - off[row];
-        add_row(ls, len);
-        if (lev >= lo && lev <= hi) add_row(st.lists[k], len);
+        at.add(len);
+        if (lev >= lo && lev <= hi) ls.all.add(len);
       }
-      finish(ls);
+      at.finish();
     }
-    finish(st.lists[k]);
+    ls.all.finish();
   }
-  st.time_lists = lists.seconds;
-  st.time_total += lists.seconds;
+  return st;
 }
 
 }  // namespace lists

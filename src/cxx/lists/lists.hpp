@@ -19,7 +19,7 @@
 #include <mutex>
 #include <vector>
 
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 #include "lists/rows.hpp"
 #include "tree/tree.hpp"
 
@@ -64,9 +64,23 @@ HostLists to_host(const tree::Tree& t, const Lists& l);
 // eta of an M2L class code (0 for a code no list holds).
 double class_eta(int32_t cls);
 
-// The list fields of the statistics (rows per level, entries) and time_lists;
-// adds the list time to time_total.
-void add_stats(const tree::Tree& t, const Lists& l, gpufmm_tree_stats_t& st);
+// Row lengths of a list: over the levels where it is defined (all: NEIGHBORS
+// every level, M2L and TYPE1 2..l_max, TYPE2 1..l_max-1) and per receiver
+// level 0..l_max (level; empty when the list was not built).
+struct ListStats {
+  bool built = false;
+  tree::SizeStats all;
+  std::vector<tree::SizeStats> level;
+};
+
+// Statistics of a tree and its lists (gpufmm_tree_stats): points per leaf of
+// each set and the row lengths of every list (downloads the leaf ranges and
+// the list offsets).
+struct TreeStats {
+  tree::SizeStats source_leaves, receiver_leaves;
+  std::array<ListStats, kNumLists> lists;
+};
+TreeStats tree_stats(const tree::Tree& t, const Lists& l);
 
 namespace detail {
 // Backends (lists_cpu.cpp, src/cuda/lists/lists_build.cu). `which` is valid.
@@ -86,12 +100,11 @@ struct gpufmm_tree_s {
   std::unique_ptr<gpufmm::tree::Tree> tree;
   std::unique_ptr<gpufmm::lists::Lists> lists;
   std::mutex mutex;  // guards the cached statistics
-  bool have_stats = false;
-  gpufmm_tree_stats_t stats{};
+  std::unique_ptr<const gpufmm::lists::TreeStats> stats;  // from the first gpufmm_tree_stats
 };
 
 namespace gpufmm {
-inline gpufmm_tree_s* checked_tree(gpufmm_tree_t t, const char* argname = "tree") {
+inline gpufmm_tree_s* checked_tree(gpufmm_tree_s* t, const char* argname = "tree") {
   return checked_handle(t, HandleKind::TreePlan, argname);
 }
 }  // namespace gpufmm

@@ -21,19 +21,6 @@ double wall_seconds() {
 
 // ---------------------------------------------------------------- options
 
-Options options_from_c(const gpufmm_tree_options_t* opt) {
-  Options o;
-  if (opt == nullptr) return o;
-  o.l_max = opt->l_max;
-  o.s_max = opt->s_max;
-  o.max_level = opt->max_level;
-  o.cube_given = opt->cube_given != 0;
-  for (int k = 0; k < 3; ++k) o.cube_center[k] = opt->cube_center[k];
-  o.cube_side = opt->cube_side;
-  o.kind = static_cast<Kind>(opt->kind);
-  return o;
-}
-
 void validate_options(const Options& o) {
   require(o.l_max >= -1 && o.l_max <= kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'l_max' = ", o.l_max, " is not -1 (derive from s_max) or in 0..",
@@ -260,50 +247,14 @@ HostTree to_host(const Tree& t) {
 
 // ---------------------------------------------------------------- statistics
 
-namespace {
-void leaf_stats(const Tree& t, const PointSet& s, int64_t& mn, int64_t& mx, double& mean) {
-  mn = mx = 0;
-  mean = 0;
-  if (s.n == 0 || s.nboxes == 0) return;
+SizeStats leaf_stats(const Tree& t, const PointSet& s) {
+  SizeStats st;
+  if (s.n == 0 || s.nboxes == 0) return st;
   const std::vector<int32_t> b = host_copy(t, s.point_begin, s.nboxes), e = host_copy(t, s.point_end, s.nboxes);
   const std::vector<uint8_t> leaf = host_copy(t, s.leaf, s.nboxes);
-  int64_t sum = 0, nl = 0;
-  for (int64_t i = 0; i < s.nboxes; ++i) {
-    if (!leaf[i]) continue;
-    const int64_t c = e[i] - b[i];
-    mn = nl == 0 ? c : std::min(mn, c);
-    mx = nl == 0 ? c : std::max(mx, c);
-    sum += c;
-    ++nl;
-  }
-  mean = static_cast<double>(sum) / static_cast<double>(nl);
-}
-}  // namespace
-
-gpufmm_tree_stats_t compute_stats(const Tree& t) {
-  gpufmm_tree_stats_t st;
-  std::memset(&st, 0, sizeof st);
-  st.l_max = t.l_max;
-  st.same_sets = t.same_sets ? 1 : 0;
-  st.backend = t.ctx.backend;
-  st.num_sources = t.src.n;
-  st.num_receivers = t.receivers().n;
-  for (int k = 0; k < 3; ++k) st.cube_center[k] = t.cube.center[k];
-  st.cube_side = t.cube.side;
-  const PointSet& r = t.receivers();
-  for (int l = 0; l <= t.l_max; ++l) {
-    st.source_boxes[l] = t.src.boxes_at(l);
-    st.receiver_boxes[l] = r.boxes_at(l);
-  }
-  st.total_source_boxes = t.src.nboxes;
-  st.total_receiver_boxes = r.nboxes;
-  leaf_stats(t, t.src, st.source_leaf_min, st.source_leaf_max, st.source_leaf_mean);
-  leaf_stats(t, r, st.receiver_leaf_min, st.receiver_leaf_max, st.receiver_leaf_mean);
-  st.time_upload = t.timings.upload;
-  st.time_keys = t.timings.keys;
-  st.time_sort = t.timings.sort;
-  st.time_hierarchy = t.timings.hierarchy;
-  st.time_total = t.timings.total;
+  for (int64_t i = 0; i < s.nboxes; ++i)
+    if (leaf[i]) st.add(e[i] - b[i]);
+  st.finish();
   return st;
 }
 

@@ -10,6 +10,7 @@
 // Layout and conventions are documented in docs/tree.md.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -17,7 +18,7 @@
 #include <vector>
 
 #include "core/context.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 #include "tree/hierarchy.hpp"
 #include "tree/morton.hpp"
 
@@ -36,9 +37,7 @@ struct Options {
   double cube_side = 0;
 };
 
-// Converts and validates the C options (NULL = defaults); throws
-// INVALID_ARGUMENT naming the field.
-Options options_from_c(const gpufmm_tree_options_t* opt);
+// Throws INVALID_ARGUMENT naming the field (as gpufmm_tree_options_t names it).
 void validate_options(const Options& o);
 
 // One point set (sources or receivers): points in Morton order and the boxes
@@ -195,9 +194,22 @@ std::vector<T> host_copy(const Tree& t, const T* p, int64_t n) {
   return v;
 }
 
-// Statistics of the tree's points and boxes (downloads only leaf ranges);
-// the list fields are left zero (lists::add_stats fills them).
-gpufmm_tree_stats_t compute_stats(const Tree& t);
+// Count, sum, smallest, largest and mean of a sequence of sizes (points per
+// leaf, entries per list row); all 0 for an empty sequence.
+struct SizeStats {
+  int64_t count = 0, total = 0, min = 0, max = 0;
+  double mean = 0;
+  void add(int64_t size) {
+    min = count == 0 ? size : std::min(min, size);
+    max = count == 0 ? size : std::max(max, size);
+    total += size;
+    ++count;
+  }
+  void finish() { mean = count > 0 ? static_cast<double>(total) / static_cast<double>(count) : 0.0; }
+};
+
+// Points per leaf of a set (downloads the leaf ranges).
+SizeStats leaf_stats(const Tree& t, const PointSet& s);
 
 }  // namespace tree
 }  // namespace gpufmm

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -354,34 +353,11 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   return plan;
 }
 
-gpufmm_laplace_plan_t laplace_plan_handle(std::unique_ptr<LaplacePlan> plan) {
+gpufmm_laplace_plan_s* laplace_plan_handle(std::unique_ptr<LaplacePlan> plan) {
   auto h = std::make_unique<gpufmm_laplace_plan_s>();
   h->plan = std::move(plan);
   register_handle(h.get(), HandleKind::LaplacePlan);
   return h.release();
-}
-
-gpufmm_laplace_info_t laplace_plan_info(const LaplacePlan& plan) {
-  gpufmm_laplace_info_t info;
-  std::memset(&info, 0, sizeof info);
-  info.p = plan.p;
-  info.l_max = plan.l_max;
-  info.precision = plan.options.precision;
-  info.backend = plan.ctx.backend;
-  info.nsrc = plan.nsrc;
-  info.ntrg = plan.ntrg;
-  info.source_boxes = plan.src_boxes;
-  info.target_boxes = plan.trg_boxes;
-  info.m2l_translations = plan.m2l_translations;
-  info.p2p_pairs = plan.p2p_pairs;
-  info.plan_seconds = plan.plan_seconds;
-  info.t_p2m = plan.last.p2m;
-  info.t_upward = plan.last.upward;
-  info.t_downward = plan.last.downward;
-  info.t_l2p = plan.last.l2p;
-  info.t_p2p = plan.last.p2p;
-  info.t_total = plan.last.total;
-  return info;
 }
 
 }  // namespace fmm

@@ -1,12 +1,11 @@
-// Options of a Laplace FMM plan: C defaults, conversion and validation, the
-// kernel-strategy strings of the benchmarks, p from eps.
+// Options of a Laplace FMM plan: validation, the kernel-strategy strings of
+// the benchmarks, p from eps.
 #include "fmm/laplace/options.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "core/error.hpp"
@@ -56,33 +55,7 @@ bool allowed(const StageKernels& st, int v) {
   return false;
 }
 
-void require_flag(int v, const char* field) {
-  require(v == 0 || v == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", field, "' = ", v,
-          " is neither 0 nor 1");
-}
-
 }  // namespace
-
-void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
-  std::memset(opt, 0, sizeof *opt);
-  const LaplaceOptions d;
-  opt->eps = d.eps;
-  opt->precision = d.precision;
-  opt->p = d.p;
-  opt->l_max = d.l_max;
-  opt->s_max = d.s_max;
-  opt->stencil = d.stencil;
-  opt->variable_truncation = d.variable_truncation ? 1 : 0;
-  opt->table_cache = d.table_cache ? 1 : 0;
-  opt->gpu_p2m = d.gpu.p2m;
-  opt->gpu_m2m = d.gpu.m2m;
-  opt->gpu_m2l = d.gpu.m2l;
-  opt->gpu_l2l = d.gpu.l2l;
-  opt->gpu_l2p = d.gpu.l2p;
-  opt->gpu_p2p = d.gpu.p2p;
-  opt->gpu_overlap = d.gpu.overlap ? 1 : 0;
-  opt->gpu_graph = d.gpu.graph ? 1 : 0;
-}
 
 void validate_options(const LaplaceOptions& o) {
   require(std::isfinite(o.eps) && o.eps > 0.0 && o.eps < 1.0, GPUFMM_ERROR_INVALID_ARGUMENT,
@@ -91,9 +64,8 @@ void validate_options(const LaplaceOptions& o) {
           GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'precision' = ", static_cast<int>(o.precision),
           " is neither GPUFMM_FLOAT32 (", static_cast<int>(GPUFMM_FLOAT32), ") nor GPUFMM_FLOAT64 (",
           static_cast<int>(GPUFMM_FLOAT64), ")");
-  require(o.p == 0 || (o.p >= 1 && o.p <= GPUFMM_LAPLACE_MAX_P), GPUFMM_ERROR_INVALID_ARGUMENT,
-          "options field 'p' = ", o.p, " is not 0 (from eps) or in 1..", GPUFMM_LAPLACE_MAX_P,
-          " (GPUFMM_LAPLACE_MAX_P)");
+  require(o.p == 0 || (o.p >= 1 && o.p <= kMaxP), GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'p' = ", o.p, " is not 0 (from eps) or in 1..", kMaxP, " (GPUFMM_LAPLACE_MAX_P)");
   require(o.l_max >= -1 && o.l_max <= tree::kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'l_max' = ", o.l_max, " is not -1 (cost model) or in 0..", tree::kMaxLevel);
   require(o.s_max == -1 || o.s_max >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 's_max' = ",
@@ -111,30 +83,6 @@ void validate_options(const LaplaceOptions& o) {
     std::transform(names.begin(), names.end(), names.begin(), [](char c) { return char(std::toupper(c)); });
     fail(GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", st.field, "' = ", v, " is not one of ", names);
   }
-}
-
-LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt) {
-  LaplaceOptions o;
-  if (opt == nullptr) return o;
-  o.eps = opt->eps;
-  o.precision = static_cast<gpufmm_dtype_t>(opt->precision);
-  o.p = opt->p;
-  o.l_max = opt->l_max;
-  o.s_max = opt->s_max;
-  o.stencil = opt->stencil;
-  require_flag(opt->variable_truncation, "variable_truncation");
-  o.variable_truncation = opt->variable_truncation != 0;
-  require_flag(opt->table_cache, "table_cache");
-  o.table_cache = opt->table_cache != 0;
-  const int stage[] = {opt->gpu_p2m, opt->gpu_m2m, opt->gpu_m2l, opt->gpu_l2l, opt->gpu_l2p, opt->gpu_p2p};
-  for (size_t i = 0; i < sizeof stage / sizeof stage[0]; ++i)
-    o.gpu.*kStages[i].member = static_cast<gpufmm_laplace_strategy_t>(stage[i]);
-  require_flag(opt->gpu_overlap, "gpu_overlap");
-  o.gpu.overlap = opt->gpu_overlap != 0;
-  require_flag(opt->gpu_graph, "gpu_graph");
-  o.gpu.graph = opt->gpu_graph != 0;
-  validate_options(o);
-  return o;
 }
 
 bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
@@ -209,8 +157,6 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   if (k.m2l_threads) s += ",m2l_threads=" + std::to_string(k.m2l_threads);
   return s;
 }
-
-static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name kMaxP");
 
 int laplace_p_from_eps(double eps, bool single) {
   return std::max(laplace_p_for_eps(eps, single, false), laplace_p_for_eps(eps, single, true));

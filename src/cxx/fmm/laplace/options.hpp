@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fmm/laplace/cost.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 
 namespace gpufmm {
 namespace fmm {
@@ -90,10 +90,8 @@ struct LaplaceOptions {
   std::optional<LaplaceCostConstants> cost;
 };
 
-// C options (NULL = defaults) -> validated LaplaceOptions; throws
-// INVALID_ARGUMENT naming the field.
-LaplaceOptions laplace_options_from_c(const gpufmm_laplace_options_t* opt);
-void laplace_options_defaults(gpufmm_laplace_options_t* opt);
+// Throws INVALID_ARGUMENT naming the field (as gpufmm_laplace_options_t
+// names it).
 void validate_options(const LaplaceOptions& o);
 
 // Parses "p2p=bpb,m2l=tpb,..." (keys p2m m2m m2l l2l l2p p2p overlap graph

@@ -92,7 +92,7 @@
 #include "core/context.hpp"
 #include "fmm/laplace/cost.hpp"
 #include "fmm/laplace/options.hpp"
-#include "gpufmm.h"
+#include "core/gpufmm_types.h"
 #include "lists/lists.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"
@@ -261,8 +261,6 @@ void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& args);
 // (LaplaceOptions::cpu_isa): "generic", "avx2", "avx512".
 const char* laplace_cpu_isa(LaplaceCpuIsa cap = LaplaceCpuIsa::avx512);
 
-gpufmm_laplace_info_t laplace_plan_info(const LaplacePlan& plan);
-
 #if defined(GPUFMM_HAVE_CUDA)
 
 namespace cuda {
@@ -321,10 +319,10 @@ struct gpufmm_laplace_plan_s {
 namespace gpufmm {
 namespace fmm {
 // The C handle of a plan (registered; gpufmm_laplace_plan_destroy frees it).
-gpufmm_laplace_plan_t laplace_plan_handle(std::unique_ptr<LaplacePlan> plan);
+gpufmm_laplace_plan_s* laplace_plan_handle(std::unique_ptr<LaplacePlan> plan);
 }  // namespace fmm
 
-inline gpufmm_laplace_plan_s* checked_laplace_plan(gpufmm_laplace_plan_t p,
+inline gpufmm_laplace_plan_s* checked_laplace_plan(gpufmm_laplace_plan_s* p,
                                                    const char* argname = "plan") {
   return checked_handle(p, HandleKind::LaplacePlan, argname);
 }
