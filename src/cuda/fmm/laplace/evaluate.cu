@@ -26,6 +26,9 @@
 #include "core/lru_cache.hpp"
 #include "cuda/common/cuda_check.cuh"
 #include "cuda/common/graph_cache.cuh"
+#include "cuda/common/points.hpp"
+#include "cuda/common/staging.hpp"
+#include "cuda/common/temp_storage.cuh"
 #include "plan/checks.hpp"
 #include <cub/cub.cuh>
 
@@ -43,7 +46,6 @@ using gpufmm::cuda::DeviceGuard;
 using gpufmm::cuda::DeviceGuardNoThrow;
 using gpufmm::cuda::check_launch;
 using gpufmm::cuda::clear_last_error;
-using gpufmm::cuda::StreamBuffer;
 using gpufmm::cuda::stream_of;
 namespace nf = gpufmm::nearfield::cuda;
 
@@ -661,12 +663,12 @@ struct Eval {
     if (!a.on_context) {
       if (has_q && ns > 0) {
         if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), plan::parallel_copy);
+        gpufmm::cuda::staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), plan::parallel_copy);
         x.uq = static_cast<const SS*>(G.in_q);
       }
       if (has_d && ns > 0) {
         if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
-        laplace_staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), plan::parallel_copy);
+        gpufmm::cuda::staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), plan::parallel_copy);
         x.ud = static_cast<const SS*>(G.in_d);
       }
     }
@@ -726,9 +728,9 @@ struct Eval {
            " (0-based) has a NaN or Inf component (", double(v[0]), ", ", double(v[1]), ", ", double(v[2]),
            ")");
     }
-    if (!a.on_context && nt > 0) {  // staged through pinned chunks (laplace_plan_gpu.cu)
-      if (want_pot) laplace_staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), plan::parallel_copy);
-      if (want_grad) laplace_staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), plan::parallel_copy);
+    if (!a.on_context && nt > 0) {  // staged through pinned chunks (cuda/common/staging.cu)
+      if (want_pot) gpufmm::cuda::staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), plan::parallel_copy);
+      if (want_grad) gpufmm::cuda::staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), plan::parallel_copy);
     }
     cudaEvent_t* ev = G.ev;
     LaplaceStageTimes& tm = P.last;
@@ -755,18 +757,6 @@ void evaluate_typed(LaplacePlan& P, GpuData& G, const DevTables<T>& tab, const L
 // (modified stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L
 // list at l >= 2) keyed by (group of grp_size receivers of a level, class),
 // sorted, and cut into segments of one class.
-// Temporaries of a plan set-up step: stream-ordered buffers, freed (stream-
-// ordered, no device-wide synchronisation) when the step returns.
-struct SetupTemps {
-  Context& ctx;
-  const char* what;
-  std::vector<std::unique_ptr<StreamBuffer>> bufs;
-  void* get(size_t bytes) {
-    bufs.push_back(std::make_unique<StreamBuffer>(ctx, std::max<size_t>(bytes, 16), what));
-    return bufs.back()->get();
-  }
-};
-
 // Work units of the BpB P2P (k_p2p_unit_count / _fill): one per pass of
 // kP2PPass targets of a target leaf, sorted by modelled cost (targets of the
 // pass x near sources of the leaf), the most expensive first (stable: ties in
@@ -780,35 +770,38 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   const int L = P.l_max;
   const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
   if (nb <= 0) return;
-  SetupTemps tmp{*G.ctx, "laplace P2P unit set-up"};
-  auto talloc = [&tmp](size_t b) { return tmp.get(b); };
-  int32_t* cnt = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
-  int32_t* first = static_cast<int32_t*>(talloc(sizeof(int32_t) * (nb + 1)));
-  int64_t* near = static_cast<int64_t*>(talloc(sizeof(int64_t) * nb));
+  gpufmm::cuda::TempStorage count_tmp(*G.ctx, "laplace P2P unit set-up");
+  int32_t *cnt = nullptr, *first = nullptr;
+  int64_t* near = nullptr;
+  count_tmp.add(cnt, nb + 1);
+  count_tmp.add(first, nb + 1);
+  count_tmp.add(near, nb);
+  auto scan = [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, cnt, first, nb + 1, s0); };
+  count_tmp.add_cub(scan, "cub::DeviceScan::ExclusiveSum (P2P units)");
+  count_tmp.allocate();
   nf::k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
                                                               dev_list(P.lists->list[lists::kNeighbors]), cnt, near);
   check_launch("laplace P2P unit count kernel");
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nb, 0, sizeof(int32_t), s0));
-  size_t b_scan = 0;
-  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b_scan, cnt, first, nb + 1, s0));
-  void* scan_tmp = talloc(b_scan);
-  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_tmp, b_scan, cnt, first, nb + 1, s0));
+  count_tmp.run_cub(scan, "cub::DeviceScan::ExclusiveSum (P2P units)");
   int32_t nu = 0;
   GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&nu, first + nb, sizeof nu, cudaMemcpyDeviceToHost, s0));
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
   if (nu <= 0) return;
-  uint64_t* key = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
-  uint64_t* key_s = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
-  uint64_t* unit = static_cast<uint64_t*>(talloc(sizeof(uint64_t) * nu));
+  gpufmm::cuda::TempStorage sort_tmp(*G.ctx, "laplace P2P unit set-up");
+  uint64_t *key = nullptr, *key_s = nullptr, *unit = nullptr;
+  sort_tmp.add(key, nu);
+  sort_tmp.add(key_s, nu);
+  sort_tmp.add(unit, nu);
   G.p2p_units = static_cast<uint64_t*>(G.alloc(sizeof(uint64_t) * nu, "laplace P2P units"));
+  auto sort = [&](void* t, size_t& b) {
+    return cub::DeviceRadixSort::SortPairs(t, b, key, key_s, unit, G.p2p_units, int64_t(nu), 0, 64, s0);
+  };
+  sort_tmp.add_cub(sort, "cub::DeviceRadixSort::SortPairs (P2P units)");
+  sort_tmp.allocate();
   nf::k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
   check_launch("laplace P2P unit fill kernel");
-  size_t b_sort = 0;
-  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b_sort, key, key_s, unit, G.p2p_units, int64_t(nu), 0,
-                                                    64, s0));
-  void* sort_tmp = talloc(b_sort);
-  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_tmp, b_sort, key, key_s, unit, G.p2p_units, int64_t(nu), 0,
-                                                    64, s0));
+  sort_tmp.run_cub(sort, "cub::DeviceRadixSort::SortPairs (P2P units)");
   G.p2p_nunits = nu;
 }
 
@@ -886,15 +879,33 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   }
   // Temporaries: keys, values (in and sorted), unique keys, counts, CUB storage.
   const size_t n = static_cast<size_t>(nent);
-  SetupTemps tmp{*G.ctx, "laplace M2L group set-up"};
-  auto talloc = [&tmp](size_t b) { return tmp.get(b); };
-  uint32_t* key = static_cast<uint32_t*>(talloc(n * 4));
-  uint32_t* key_s = static_cast<uint32_t*>(talloc(n * 4));
-  uint64_t* val = static_cast<uint64_t*>(talloc(n * 8));
-  uint32_t* ukey = static_cast<uint32_t*>(talloc(n * 4));
-  int32_t* cnt = static_cast<int32_t*>(talloc((n + 1) * 4));
-  int32_t* nrun_d = static_cast<int32_t*>(talloc(4));
+  int end_bit = 10;
+  while ((int64_t(1) << end_bit) < ngroups * 1024) ++end_bit;
+  gpufmm::cuda::TempStorage tmp(*G.ctx, "laplace M2L group set-up");
+  uint32_t *key = nullptr, *key_s = nullptr, *ukey = nullptr;
+  uint64_t* val = nullptr;
+  int32_t *cnt = nullptr, *nrun_d = nullptr, *seg_begin = nullptr;
+  int32_t nseg = 0;
+  tmp.add(key, nent);
+  tmp.add(key_s, nent);
+  tmp.add(val, nent);
+  tmp.add(ukey, nent);
+  tmp.add(cnt, nent + 1);
+  tmp.add(nrun_d, 1);
   uint64_t* ent = static_cast<uint64_t*>(G.alloc(n * 8, "laplace M2L group entries"));
+  auto sort = [&](void* t, size_t& b) {
+    return cub::DeviceRadixSort::SortPairs(t, b, key, key_s, val, ent, nent, 0, end_bit, s0);
+  };
+  auto rle = [&](void* t, size_t& b) {
+    return cub::DeviceRunLengthEncode::Encode(t, b, key_s, ukey, cnt, nrun_d, nent, s0);
+  };
+  // Sized for the counts of every entry, run on those of the nseg segments.
+  int64_t nscan = nent + 1;
+  auto scan = [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, cnt, seg_begin, nscan, s0); };
+  tmp.add_cub(sort, "cub::DeviceRadixSort::SortPairs (M2L groups)");
+  tmp.add_cub(rle, "cub::DeviceRunLengthEncode::Encode (M2L groups)");
+  tmp.add_cub(scan, "cub::DeviceScan::ExclusiveSum (M2L groups)");
+  tmp.allocate();
   int64_t at = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
     const int64_t r0 = R.level_offset[parts[k].lmin], r1 = R.level_offset[L + 1];
@@ -905,22 +916,15 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
     }
     at += count[k];
   }
-  int end_bit = 10;
-  while ((int64_t(1) << end_bit) < ngroups * 1024) ++end_bit;
-  size_t b_sort = 0, b_rle = 0, b_scan = 0;
-  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b_sort, key, key_s, val, ent, nent, 0, end_bit, s0));
-  GPUFMM_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, b_rle, key_s, ukey, cnt, nrun_d, nent, s0));
-  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b_scan, cnt, cnt, nent + 1, s0));
-  void* cub_tmp = talloc(std::max(b_sort, std::max(b_rle, b_scan)));
-  GPUFMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp, b_sort, key, key_s, val, ent, nent, 0, end_bit, s0));
-  GPUFMM_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(cub_tmp, b_rle, key_s, ukey, cnt, nrun_d, nent, s0));
-  int32_t nseg = 0;
+  tmp.run_cub(sort, "cub::DeviceRadixSort::SortPairs (M2L groups)");
+  tmp.run_cub(rle, "cub::DeviceRunLengthEncode::Encode (M2L groups)");
   GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&nseg, nrun_d, sizeof nseg, cudaMemcpyDeviceToHost, s0));
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
-  int32_t* seg_begin = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * (size_t(nseg) + 1), "laplace M2L segments"));
+  seg_begin = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * (size_t(nseg) + 1), "laplace M2L segments"));
   int32_t* seg_op = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * std::max(nseg, 1), "laplace M2L segments"));
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nseg, 0, sizeof(int32_t), s0));
-  GPUFMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_tmp, b_scan, cnt, seg_begin, nseg + 1, s0));
+  nscan = nseg + 1;
+  tmp.run_cub(scan, "cub::DeviceScan::ExclusiveSum (M2L groups)");
   k_m2l_group_segments<<<blocks_for(G, int64_t(nseg) + 1, 128), 128, 0, s0>>>(nseg, ngroups, ukey, gseg, seg_op);
   check_launch("laplace M2L group segment kernel");
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
@@ -976,7 +980,7 @@ void laplace_plan_setup(LaplacePlan& P) {
   // Sorted coordinates: gathered on the device from the plan's device copy
   // of the user's (laplace_plan_create), or uploaded from host copies.
   if (P.nsrc > 0 && P.dev_sources != nullptr)
-    laplace_gather_sorted(P.ctx, P.dev_sources, P.tree->src.perm, P.nsrc, G->sxyz);
+    gpufmm::cuda::gather_points(P.ctx, P.dev_sources, P.tree->src.perm, P.nsrc, G->sxyz);
   else if (P.nsrc > 0)
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(G->sxyz, P.src_xyz.data(), sizeof(double) * 3 * P.nsrc,
                                       cudaMemcpyHostToDevice, s0));
@@ -985,7 +989,7 @@ void laplace_plan_setup(LaplacePlan& P) {
   } else {
     double* t = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.ntrg, 1), "laplace targets"));
     if (P.ntrg > 0 && P.dev_targets != nullptr)
-      laplace_gather_sorted(P.ctx, P.dev_targets, P.tree->recv_own.perm, P.ntrg, t);
+      gpufmm::cuda::gather_points(P.ctx, P.dev_targets, P.tree->recv_own.perm, P.ntrg, t);
     else if (P.ntrg > 0)
       GPUFMM_CUDA_CHECK(cudaMemcpyAsync(t, P.trg_xyz.data(), sizeof(double) * 3 * P.ntrg, cudaMemcpyHostToDevice, s0));
     G->txyz = t;

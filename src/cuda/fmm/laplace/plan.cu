@@ -1,16 +1,8 @@
 // Plan creation of the Laplace FMM on a GPU context (issue 5): the device
 // side of laplace_plan_create (src/cxx/fmm/laplace/create.cpp), so that the
-// coordinates cross PCIe once and nothing large comes back:
-//   laplace_staged_upload /    large host <-> device copies through two pinned
-//   laplace_staged_download    chunks (process-wide), the host side of each
-//                              chunk copied by the caller's (parallel) memcpy
-//                              while the previous chunk's DMA runs
-//   laplace_upload_points      the user's coordinates to the device, once (both
-//                              trees are built from them, on_context)
-//   laplace_first_nonfinite    the plan's finite-coordinate check, on the
-//                              uploaded copy
-//   laplace_gather_sorted      sorted coordinates (xyz[perm[i]]) on the device,
-//                              for laplace_plan_setup
+// coordinates cross PCIe once and nothing large comes back (the staged
+// copies, the coordinate check and the gather are cuda/common/staging.hpp and
+// cuda/common/points.hpp):
 //   laplace_near_field_stats   p2p_pairs, max_near_sources, max_leaf_points
 //   laplace_class_counts       per-class entry counts of the M2L lists
 //   laplace_choose_depth_device  the cost model's depth scan on the device
@@ -24,13 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include <cub/cub.cuh>
 
 #include "cuda/common/cuda_check.cuh"
-#include "plan/checks.hpp"
+#include "cuda/common/temp_storage.cuh"
 #include "fmm/laplace/depth_scan.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"
@@ -44,7 +35,6 @@ namespace cuda {
 using gpufmm::cuda::check_launch;
 using gpufmm::cuda::clear_last_error;
 using gpufmm::cuda::DeviceGuard;
-using gpufmm::cuda::DeviceGuardNoThrow;
 using gpufmm::cuda::grid_for;
 using gpufmm::cuda::StreamBuffer;
 using gpufmm::cuda::stream_of;
@@ -52,25 +42,6 @@ using gpufmm::cuda::stream_of;
 namespace {
 
 constexpr int kBlock = 256;
-
-__global__ void k_gather_xyz(const double* __restrict__ xyz, const int32_t* __restrict__ perm, int64_t n,
-                             double* __restrict__ out) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t j = perm[i];
-    out[3 * i] = xyz[3 * j];
-    out[3 * i + 1] = xyz[3 * j + 1];
-    out[3 * i + 2] = xyz[3 * j + 2];
-  }
-}
-
-// *first = min(*first, i) over the points i with a NaN or Inf coordinate.
-__global__ void k_first_nonfinite(const double* __restrict__ xyz, int64_t n, unsigned long long* __restrict__ first) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    if (!(isfinite(xyz[3 * i]) && isfinite(xyz[3 * i + 1]) && isfinite(xyz[3 * i + 2])))
-      atomicMin(first, static_cast<unsigned long long>(i));
-}
 
 // r[0] += sum over receiver leaves b of n(b) * (sources in b's neighbours),
 // r[1] = max of the latter, r[2] = max points of a receiver leaf.
@@ -117,212 +88,7 @@ k_class_hist(const int32_t* __restrict__ cls, int64_t n, unsigned long long* __r
     if (h[c] != 0) atomicAdd(&hist[c], static_cast<unsigned long long>(h[c]));
 }
 
-// Device scratch that outlives the call (the uploaded coordinates), freed in
-// stream order with the context's device current.
-struct Held {
-  int device = 0;
-  std::unique_ptr<StreamBuffer> buf;
-  ~Held() {
-    DeviceGuardNoThrow g(device);
-    if (!g.ok()) {
-      (void)buf.release();  // cannot free without the device; leak rather than crash
-      return;
-    }
-    buf.reset();
-  }
-};
-
-// ---------------------------------------------------------------- staged copies
-//
-// A pageable cudaMemcpy stages through the driver's pinned buffers with one
-// host thread (a few GB/s). Here the host side of each 4 MB chunk is the
-// caller's copy function (OpenMP threads in laplace_plan.cpp) into one of two
-// pinned chunks, and the DMA of one chunk overlaps the host copy of the
-// next. The chunks are allocated once (portable pinned memory, 8 MB) and
-// shared under a mutex; without them (allocation failed, small copies) the
-// copy is a plain cudaMemcpyAsync.
-
-constexpr size_t kStageChunk = size_t(4) << 20;
-constexpr size_t kStageMin = size_t(1) << 20;
-
-struct Staging {
-  std::mutex mutex;
-  void* buf[2] = {nullptr, nullptr};
-  bool failed = false;
-};
-
-// Never destroyed: pinned memory lives as long as the process (freeing it
-// from a static destructor could run after the CUDA runtime is gone).
-Staging& staging() {
-  static Staging* s = new Staging;
-  return *s;
-}
-
-// Under the lock: the two chunks, allocated on first use.
-bool staging_buffers(Staging& s) {
-  if (s.buf[0] != nullptr) return true;
-  if (s.failed) return false;
-  for (int k = 0; k < 2; ++k)
-    if (cudaHostAlloc(&s.buf[k], kStageChunk, cudaHostAllocPortable) != cudaSuccess) {
-      (void)cudaGetLastError();
-      s.buf[k] = nullptr;
-      if (k == 1) {
-        (void)cudaFreeHost(s.buf[0]);
-        (void)cudaGetLastError();
-        s.buf[0] = nullptr;
-      }
-      s.failed = true;
-      return false;
-    }
-  return true;
-}
-
-class ChunkEvents {
- public:
-  ChunkEvents() {
-    for (int k = 0; k < 2; ++k) {
-      GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&e_[k], cudaEventDisableTiming));
-      made_ = k + 1;
-    }
-  }
-  ~ChunkEvents() {
-    for (int k = 0; k < made_; ++k)
-      if (cudaEventDestroy(e_[k]) != cudaSuccess) (void)cudaGetLastError();
-  }
-  cudaEvent_t operator[](int k) const { return e_[k]; }
-  ChunkEvents(const ChunkEvents&) = delete;
-  ChunkEvents& operator=(const ChunkEvents&) = delete;
-
- private:
-  cudaEvent_t e_[2] = {nullptr, nullptr};
-  int made_ = 0;
-};
-
-// Waits for everything queued on s (the pinned chunks must be idle before
-// the lock is released), ignoring errors: for the exception paths.
-void drain(cudaStream_t s) noexcept {
-  if (cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
-}
-
 }  // namespace
-
-void laplace_staged_upload(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy) {
-  if (bytes == 0) return;
-  DeviceGuard guard(ctx);
-  clear_last_error();
-  const cudaStream_t s = stream_of(ctx);
-  Staging& st = staging();
-  std::unique_lock<std::mutex> lock(st.mutex);
-  if (bytes < kStageMin || copy == nullptr || !staging_buffers(st)) {
-    lock.unlock();
-    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
-    return;
-  }
-  try {
-    ChunkEvents ev;
-    bool used[2] = {false, false};
-    int k = 0;
-    for (size_t off = 0; off < bytes; off += kStageChunk, k ^= 1) {
-      const size_t len = std::min(kStageChunk, bytes - off);
-      if (used[k]) GPUFMM_CUDA_CHECK(cudaEventSynchronize(ev[k]));
-      copy(st.buf[k], static_cast<const char*>(src) + off, len);
-      GPUFMM_CUDA_CHECK(
-          cudaMemcpyAsync(static_cast<char*>(dst) + off, st.buf[k], len, cudaMemcpyHostToDevice, s));
-      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[k], s));
-      used[k] = true;
-    }
-    for (int j = 0; j < 2; ++j)
-      if (used[j]) GPUFMM_CUDA_CHECK(cudaEventSynchronize(ev[j]));
-  } catch (...) {
-    drain(s);
-    throw;
-  }
-}
-
-void laplace_staged_download(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy) {
-  if (bytes == 0) return;
-  DeviceGuard guard(ctx);
-  clear_last_error();
-  const cudaStream_t s = stream_of(ctx);
-  Staging& st = staging();
-  std::unique_lock<std::mutex> lock(st.mutex);
-  if (bytes < kStageMin || copy == nullptr || !staging_buffers(st)) {
-    lock.unlock();
-    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
-    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
-    return;
-  }
-  try {
-    ChunkEvents ev;
-    const size_t nchunks = (bytes + kStageChunk - 1) / kStageChunk;
-    auto len_of = [&](size_t c) { return std::min(kStageChunk, bytes - c * kStageChunk); };
-    auto enqueue = [&](size_t c) {
-      const int k = static_cast<int>(c & 1);
-      GPUFMM_CUDA_CHECK(cudaMemcpyAsync(st.buf[k], static_cast<const char*>(src) + c * kStageChunk, len_of(c),
-                                        cudaMemcpyDeviceToHost, s));
-      GPUFMM_CUDA_CHECK(cudaEventRecord(ev[k], s));
-    };
-    enqueue(0);
-    if (nchunks > 1) enqueue(1);
-    for (size_t c = 0; c < nchunks; ++c) {
-      const int k = static_cast<int>(c & 1);
-      GPUFMM_CUDA_CHECK(cudaEventSynchronize(ev[k]));
-      copy(static_cast<char*>(dst) + c * kStageChunk, st.buf[k], len_of(c));
-      if (c + 2 < nchunks) enqueue(c + 2);
-    }
-  } catch (...) {
-    drain(s);
-    throw;
-  }
-}
-
-LaplaceDevicePoints laplace_upload_points(Context& ctx, const double* src, int64_t ns, const double* trg,
-                                          int64_t nt, LaplaceHostCopy copy) {
-  LaplaceDevicePoints d;
-  if (trg == nullptr) nt = 0;
-  DeviceGuard guard(ctx);
-  clear_last_error();
-  auto h = std::make_shared<Held>();
-  h->device = ctx.device;
-  const size_t bs = sizeof(double) * 3 * static_cast<size_t>(std::max<int64_t>(ns, 0)),
-               bt = sizeof(double) * 3 * static_cast<size_t>(std::max<int64_t>(nt, 0));
-  const size_t bs_al = (bs + 255) / 256 * 256;
-  h->buf = std::make_unique<StreamBuffer>(ctx, std::max<size_t>(bs_al + bt, 256), "plan coordinates");
-  char* base = static_cast<char*>(h->buf->get());
-  double* ds = reinterpret_cast<double*>(base);
-  double* dt = reinterpret_cast<double*>(base + bs_al);
-  laplace_staged_upload(ctx, ds, src, bs, copy);
-  if (bt > 0) laplace_staged_upload(ctx, dt, trg, bt, copy);
-  d.src = ds;
-  d.trg = trg != nullptr ? dt : nullptr;
-  d.hold = h;
-  return d;
-}
-
-int64_t laplace_first_nonfinite(Context& ctx, const double* xyz, int64_t n) {
-  if (n <= 0) return n;
-  DeviceGuard guard(ctx);
-  clear_last_error();
-  const cudaStream_t s = stream_of(ctx);
-  StreamBuffer buf(ctx, sizeof(unsigned long long), "coordinate check");
-  unsigned long long* r = static_cast<unsigned long long*>(buf.get());
-  const unsigned long long none = static_cast<unsigned long long>(n);
-  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(r, &none, sizeof none, cudaMemcpyHostToDevice, s));
-  k_first_nonfinite<<<std::min<unsigned>(grid_for(n, kBlock), 2048u), kBlock, 0, s>>>(xyz, n, r);
-  check_launch("laplace coordinate check kernel");
-  unsigned long long h = none;
-  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&h, r, sizeof h, cudaMemcpyDeviceToHost, s));
-  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
-  return static_cast<int64_t>(h);
-}
-
-void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm, int64_t n, double* out) {
-  if (n <= 0) return;
-  DeviceGuard guard(ctx);
-  clear_last_error();
-  k_gather_xyz<<<grid_for(n, kBlock), kBlock, 0, stream_of(ctx)>>>(xyz, perm, n, out);
-  check_launch("laplace gather (sorted coordinates) kernel");
-}
 
 void laplace_near_field_stats(const tree::Tree& t, const lists::List& nb, int64_t& pairs, int64_t& max_near,
                               int64_t& max_leaf) {
@@ -462,7 +228,9 @@ k_depth_parents(DepthStencilView st, const uint64_t* __restrict__ tp_key, int64_
 struct LevelSet {
   const uint64_t* keys = nullptr;  // sorted point keys (device)
   int64_t n = 0;
-  std::unique_ptr<StreamBuffer> shifted, key[2], cnt[2];
+  uint64_t* shifted = nullptr;
+  uint64_t* key[2] = {nullptr, nullptr};
+  int64_t* cnt[2] = {nullptr, nullptr};
   int64_t nb[2] = {0, 0};
   int cur = 0;  // key[cur] / cnt[cur]: the current level; 1 - cur: the previous
 };
@@ -470,27 +238,24 @@ struct LevelSet {
 class DeviceDepthLevels : public DepthLevels {
  public:
   DeviceDepthLevels(Context& ctx, const uint64_t* sk, int64_t ns, const uint64_t* tk, int64_t nt)
-      : ctx_(ctx), s_(stream_of(ctx)), same_(tk == nullptr) {
+      : ctx_(ctx), s_(stream_of(ctx)), same_(tk == nullptr), tmp_(ctx, "laplace depth scan") {
     sets_[0].keys = sk;
     sets_[0].n = ns;
     sets_[1].keys = tk;
     sets_[1].n = nt;
-    small_ = std::make_unique<StreamBuffer>(ctx, 64, "laplace depth scan");  // sums [0, 3), box counts [4, 6)
+    tmp_.add(small_, 8);  // sums [0, 3), box counts [4, 6)
     const int nsets = same_ ? 1 : 2;
     for (int k = 0; k < nsets; ++k) {
       LevelSet& S = sets_[k];
-      const size_t n = static_cast<size_t>(std::max<int64_t>(S.n, 1));
-      S.shifted = std::make_unique<StreamBuffer>(ctx, n * sizeof(uint64_t), "laplace depth scan");
+      const int64_t n = std::max<int64_t>(S.n, 1);
+      tmp_.add(S.shifted, n);
       for (int j = 0; j < 2; ++j) {
-        S.key[j] = std::make_unique<StreamBuffer>(ctx, n * sizeof(uint64_t), "laplace depth scan");
-        S.cnt[j] = std::make_unique<StreamBuffer>(ctx, n * sizeof(int64_t), "laplace depth scan");
+        tmp_.add(S.key[j], n);
+        tmp_.add(S.cnt[j], n);
       }
-      size_t b = 0;
-      GPUFMM_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, b, ptr<uint64_t>(S.shifted), ptr<uint64_t>(S.key[0]),
-                                                           ptr<int64_t>(S.cnt[0]), runs_d(k), S.n, s_));
-      rle_bytes_ = std::max(rle_bytes_, b);
+      tmp_.add_cub([this, k](void* t, size_t& b) { return rle(k, t, b); }, "cub::DeviceRunLengthEncode::Encode (depth scan)");
     }
-    rle_tmp_ = std::make_unique<StreamBuffer>(ctx, std::max<size_t>(rle_bytes_, 16), "laplace depth scan");
+    tmp_.allocate();
   }
 
   DepthLevel level(int l, const DepthStencil& st) override {
@@ -501,12 +266,9 @@ class DeviceDepthLevels : public DepthLevels {
       S.cur = 1 - S.cur;
       if (S.n == 0) continue;
       k_shift_keys<<<std::min<unsigned>(grid_for(S.n, kBlock), 4096u), kBlock, 0, s_>>>(
-          S.keys, S.n, tree::level_shift(l), ptr<uint64_t>(S.shifted));
+          S.keys, S.n, tree::level_shift(l), S.shifted);
       check_launch("laplace depth scan key kernel");
-      size_t b = rle_bytes_;
-      GPUFMM_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(rle_tmp_->get(), b, ptr<uint64_t>(S.shifted),
-                                                           ptr<uint64_t>(S.key[S.cur]), ptr<int64_t>(S.cnt[S.cur]),
-                                                           runs_d(k), S.n, s_));
+      tmp_.run_cub([this, k](void* t, size_t& b) { return rle(k, t, b); }, "cub::DeviceRunLengthEncode::Encode (depth scan)");
     }
     int64_t runs[2] = {0, 0};
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(runs, runs_d(0), 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, s_));
@@ -529,19 +291,19 @@ class DeviceDepthLevels : public DepthLevels {
     int64_t* q_cnt = static_cast<int64_t*>(qbuf.get());
     unsigned* q_mask = reinterpret_cast<unsigned*>(q_cnt + 8 * nq);
     GPUFMM_CUDA_CHECK(cudaMemsetAsync(qbuf.get(), 0, static_cast<size_t>(nq) * (8 * sizeof(int64_t) + sizeof(unsigned)), s_));
-    double* acc = ptr<double>(small_);
+    double* acc = reinterpret_cast<double*>(small_);
     unsigned long long* acc_m2l = reinterpret_cast<unsigned long long*>(acc + 2);
     GPUFMM_CUDA_CHECK(cudaMemsetAsync(acc, 0, 2 * sizeof(double) + sizeof(unsigned long long), s_));
     const int64_t nsb = Sset.nb[Sset.cur];
     k_child_counts<<<std::min<unsigned>(grid_for(nsb, kBlock), 4096u), kBlock, 0, s_>>>(
-        ptr<uint64_t>(Sset.key[Sset.cur]), ptr<int64_t>(Sset.cnt[Sset.cur]), nsb, ptr<uint64_t>(Sset.key[sp]), nq,
+        Sset.key[Sset.cur], Sset.cnt[Sset.cur], nsb, Sset.key[sp], nq,
         q_cnt, q_mask);
     check_launch("laplace depth scan child kernel");
     const bool with_far = l >= 2, with_up = with_far && st.modified;
-    const FindBox find{ptr<uint64_t>(Sset.key[sp]), nq, l - 1};
+    const FindBox find{Sset.key[sp], nq, l - 1};
     k_depth_parents<<<std::min<unsigned>(grid_for(ntp, kBlock), 4096u), kBlock, 0, s_>>>(
-        view_, ptr<uint64_t>(Tset.key[tp]), ntp, find, q_cnt, q_mask, ptr<uint64_t>(Tset.key[Tset.cur]),
-        ptr<int64_t>(Tset.cnt[Tset.cur]), Tset.nb[Tset.cur], with_far, with_up, acc, acc_m2l);
+        view_, Tset.key[tp], ntp, find, q_cnt, q_mask, Tset.key[Tset.cur],
+        Tset.cnt[Tset.cur], Tset.nb[Tset.cur], with_far, with_up, acc, acc_m2l);
     check_launch("laplace depth scan parent kernel");
     unsigned char h[3 * 8];
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(h, acc, sizeof h, cudaMemcpyDeviceToHost, s_));
@@ -555,11 +317,13 @@ class DeviceDepthLevels : public DepthLevels {
   }
 
  private:
-  template <class V>
-  static V* ptr(const std::unique_ptr<StreamBuffer>& b) {
-    return static_cast<V*>(b->get());
+  int64_t* runs_d(int k) const { return small_ + 4 + k; }
+  // The boxes of the current level of set k: its shifted keys run-length
+  // encoded (CUB's two phases: t = nullptr sizes the storage).
+  cudaError_t rle(int k, void* t, size_t& b) {
+    LevelSet& S = sets_[k];
+    return cub::DeviceRunLengthEncode::Encode(t, b, S.shifted, S.key[S.cur], S.cnt[S.cur], runs_d(k), S.n, s_);
   }
-  int64_t* runs_d(int k) const { return static_cast<int64_t*>(small_->get()) + 4 + k; }
 
   // The stencil tables to the device, once per scan.
   void upload_stencil(const DepthStencil& st) {
@@ -589,8 +353,9 @@ class DeviceDepthLevels : public DepthLevels {
   cudaStream_t s_;
   bool same_;
   LevelSet sets_[2];
-  size_t rle_bytes_ = 0;
-  std::unique_ptr<StreamBuffer> rle_tmp_, small_, stencil_;
+  gpufmm::cuda::TempStorage tmp_;
+  int64_t* small_ = nullptr;
+  std::unique_ptr<StreamBuffer> stencil_;
   std::vector<unsigned char> host_;
   DepthStencilView view_;
 };

@@ -274,29 +274,6 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 
 // Plan creation on a GPU context (src/cuda/fmm/laplace/plan.cu); all on
 // the context's stream.
-// Host-side copy of one chunk (memcpy semantics; the plan and evaluate pass
-// plan::parallel_copy).
-using LaplaceHostCopy = void (*)(void* dst, const void* src, size_t bytes);
-// Large copies through two process-wide pinned chunks, the caller's `copy`
-// for the host side of each chunk, overlapped with the DMA of the other;
-// small ones (or without pinned memory) are plain cudaMemcpyAsync. Upload returns when src may be reused (the data follow in
-// stream order), download with the data in dst.
-void laplace_staged_upload(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
-void laplace_staged_download(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
-// The user's coordinates (3 x n, host) in device memory, user order; targets
-// null when trg is. Freed (stream-ordered) with the last copy of `hold`.
-struct LaplaceDevicePoints {
-  const double* src = nullptr;
-  const double* trg = nullptr;
-  std::shared_ptr<void> hold;
-};
-LaplaceDevicePoints laplace_upload_points(Context& ctx, const double* src, int64_t ns, const double* trg,
-                                          int64_t nt, LaplaceHostCopy copy);
-// The smallest i < n whose point xyz[3i..3i+2] (device memory) has a NaN or
-// Inf coordinate, n when there is none (waits for the context's stream).
-int64_t laplace_first_nonfinite(Context& ctx, const double* xyz, int64_t n);
-// out[3i+k] = xyz[3 perm[i] + k], i < n (all device pointers; asynchronous).
-void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm, int64_t n, double* out);
 // The plan's near-field sizes from a device tree (as near_field_stats on the
 // host): source-target pairs, the largest neighbour source count of a
 // target leaf, the largest leaf.
