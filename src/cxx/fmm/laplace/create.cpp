@@ -19,7 +19,6 @@
 #include "core/error.hpp"
 #include "core/handles.hpp"
 #include "fmm/laplace/math.hpp"
-#include "fmm/laplace/depth_scan.hpp"
 #include "fmm/laplace/gpu.hpp"
 #include "plan/checks.hpp"
 #if defined(GPUFMM_HAVE_CUDA)
