@@ -10,7 +10,7 @@
 // pass of up to 2 kP2PBlock targets of a target box, sources swept through
 // shared memory) and TpT (k_p2p_tpt: one thread per target, sources read
 // from global memory). The BpB work units come from k_p2p_unit_count /
-// k_p2p_unit_fill and a sort by cost (the launcher's job).
+// k_p2p_unit_fill (p2p_units.cuh) and a sort by cost (the launcher's job).
 #pragma once
 
 #include <cuda_runtime.h>

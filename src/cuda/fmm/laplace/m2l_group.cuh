@@ -17,7 +17,7 @@
 // one thread adds all lanes of a coefficient, so even duplicates would be
 // safe.
 //
-// Plan-time construction (laplace_fmm.cu, build_m2l_groups): per list entry
+// Plan-time construction (setup.cu, build_m2l_groups): per list entry
 // key = group * 1024 + class, value = (src << 32) | dst; CUB radix sort
 // (stable), run-length encoding of the keys into segments, exclusive scan.
 #pragma once

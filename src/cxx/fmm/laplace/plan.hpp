@@ -1,6 +1,6 @@
 // The Laplace FMM plan (issue 4): options, octree, precomputed translation
 // data and the per-evaluate workspace of gpufmm_laplace_plan_t, shared by the
-// OpenMP pipeline (laplace_cpu.cpp) and the CUDA driver (issue 5,
+// OpenMP pipeline (pipeline.cpp) and the CUDA driver (issue 5,
 // src/cuda/fmm/). Both call the same math (fmm/laplace*.hpp) on the same
 // flat arrays described here. The user guide is docs/laplace_fmm.md.
 //
@@ -66,7 +66,7 @@
 //     op_flip[op]    0/1 (eq. 34); tables exist for cos(b) >= 0 only
 //     op_cos_a[op], op_sin_a[op]   azimuth of the (possibly flipped) direction
 //     op_coax[op]    coax matrix: coax + coax_offset[op_coax[op]], square
-//                    (op_p x op_p) in the laplace_translation.hpp layout
+//                    (op_p x op_p) in the translation.hpp layout
 //                    (S|S for M2M, R|R for L2L, S|R with rd, rs built in)
 //   Geometry of each op (t = receiving centre - emitting centre):
 //     same-level class d:  t = -d h_l,        rd = rs = 1/|d|
@@ -79,7 +79,7 @@
 // ===========================================================================
 // laplace_evaluate() checks the inputs (finite charges/dipoles, named with
 // their index) and dispatches on the plan's context: the CPU pipeline
-// (laplace_cpu.cpp) or, with a GPU context and the CUDA driver built,
+// (pipeline.cpp) or, with a GPU context and the CUDA driver built,
 // cuda::laplace_evaluate. Outputs are written only after everything else
 // succeeded.
 #pragma once
@@ -171,7 +171,7 @@ struct LaplaceWorkspace {
   std::vector<T> M, L, q, d, pot, grad;
   std::vector<uint8_t> has_local;
   // CPU pipeline only: the rotation and coax tables with every entry
-  // repeated once per SIMD lane (batched M2L, laplace_pipeline_impl.hpp).
+  // repeated once per SIMD lane (batched M2L, pipeline_impl.hpp).
   std::vector<T> rot_lanes, coax_lanes;
 };
 
