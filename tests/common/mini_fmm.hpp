@@ -1,4 +1,4 @@
-// Calibration of laplace_p_for_eps / laplace_p_reduced (laplace_error.hpp)
+// Calibration of laplace_p_for_eps / laplace_p_reduced (fmm/laplace/error.hpp)
 // with a small FMM built only from the math headers: a uniform octree of
 // depth L over the unit cube, the modified stencil of sec. 2.2.3 (type 1
 // boxes -> receiver, type 2 boxes -> receiver's parent, eq. 23), reduced

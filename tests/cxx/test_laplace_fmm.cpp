@@ -289,7 +289,7 @@ TEST(LaplaceFmmAccuracy, ErrorDecreasesWithP) {
     EXPECT_LT(r.err.pot, prev) << "p=" << pp << seed_note();
     prev = r.err.pot;
   }
-  // At p = 16: within the fitted worst case of laplace_error.hpp (3.5e-6;
+  // At p = 16: within the fitted worst case of fmm/laplace/error.hpp (3.5e-6;
   // uniform data are typically at 3e-7, and 1.04e-6 was seen once in 20
   // runs, so a flat 1e-6 was not the model's bound).
   EXPECT_LT(prev, std::pow(10.0, gpufmm::laplace_log10_error_model(16))) << seed_note();

@@ -1,4 +1,4 @@
-// Tests of the Laplace FMM math headers (src/cxx/fmm/laplace_*.hpp).
+// Tests of the Laplace FMM math headers (src/cxx/fmm/laplace/*.hpp).
 //
 // Every operator is checked against direct evaluation with random inputs
 // (std::mt19937_64, fixed but different seeds), in double and float.  The
@@ -89,7 +89,7 @@ double truncation_bound(int p, double a, double r, double sum_q, double sum_d) {
   return b;
 }
 
-// Closed form of the normalised regular basis (laplace_basis.hpp):
+// Closed form of the normalised regular basis (fmm/laplace/basis.hpp):
 // Rh_n^m = (-1)^n r^n sqrt(eps_m (n-|m|)!/(n+|m|)!) P_n^|m|(cos t) {cos |m| phi, -sin |m| phi}
 // with P the associated Legendre function WITHOUT the Condon-Shortley phase
 // (std::assoc_legendre), i.e. eqs. (7), (8), (11), (12) renormalised.

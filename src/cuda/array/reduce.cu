@@ -12,6 +12,7 @@
 #include "array/array.hpp"
 #include "core/cuda_backend.hpp"
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/common/temp_storage.cuh"
 
 namespace gpufmm {
 namespace cuda {
@@ -54,20 +55,15 @@ void run_reduce(Context& ctx, int64_t n, const void* x, Op op, T init, void* res
   cudaStream_t s = stream_of(ctx);
   const T* in = static_cast<const T*>(x);
 
-  size_t temp_bytes = 0;
   clear_last_error();
-  check(cub::DeviceReduce::Reduce(nullptr, temp_bytes, in, static_cast<T*>(nullptr), n, op, init, s),
-        "cub::DeviceReduce::Reduce (temp storage query)");
-
   // One scratch block: the result slot, then CUB's temp storage.
-  constexpr size_t kSlot = 256;
-  static_assert(sizeof(T) <= kSlot, "result slot too small");
-  StreamBuffer buf(ctx, kSlot + temp_bytes, "a reduction");
-  T* d_out = static_cast<T*>(buf.get());
-  void* d_temp = static_cast<char*>(buf.get()) + kSlot;
-
-  check(cub::DeviceReduce::Reduce(d_temp, temp_bytes, in, d_out, n, op, init, s),
-        "cub::DeviceReduce::Reduce");
+  T* d_out = nullptr;
+  auto reduce = [&](void* t, size_t& b) { return cub::DeviceReduce::Reduce(t, b, in, d_out, n, op, init, s); };
+  TempStorage tmp(ctx, "a reduction");
+  tmp.add(d_out, 1);
+  tmp.add_cub(reduce, "cub::DeviceReduce::Reduce (temp storage query)");
+  tmp.allocate();
+  tmp.run_cub(reduce, "cub::DeviceReduce::Reduce");
   check_launch("cub::DeviceReduce::Reduce");
   T h;
   check(cudaMemcpyAsync(&h, d_out, sizeof(T), cudaMemcpyDeviceToHost, s),

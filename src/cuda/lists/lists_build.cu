@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/common/temp_storage.cuh"
 #include "lists/lists.hpp"
 
 namespace gpufmm {
@@ -127,20 +128,21 @@ void build_cuda(const tree::Tree& t, Lists& out) {
   const bool any_rows = want != 0 && rows > 0 && t.src.nboxes > 0;
   const unsigned grid = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
 
-  size_t cub_bytes = 0;
-  check(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, static_cast<int64_t*>(nullptr),
-                                      static_cast<int64_t*>(nullptr), rows + 1, stream),
-        "cub::DeviceScan::ExclusiveSum (size query)");
   // Neighbour table (27 int32 and one uint8 per receiver box), list totals,
-  // CUB temporaries.
-  const size_t nb_bytes = (static_cast<size_t>(rows) * (kSlots * sizeof(int32_t) + 1) + 255) / 256 * 256;
-  const size_t tot_bytes = 256;
-  cuda::StreamBuffer scratch(ctx, nb_bytes + tot_bytes + cub_bytes, "list build scratch");
-  char* base = static_cast<char*>(scratch.get());
-  int32_t* nb = reinterpret_cast<int32_t*>(base);
-  uint8_t* nn = reinterpret_cast<uint8_t*>(nb + rows * kSlots);
-  long long* nnz_dev = reinterpret_cast<long long*>(base + nb_bytes);
-  void* cub_tmp = base + nb_bytes + tot_bytes;
+  // CUB temporaries (the scan of one list's offsets, k).
+  int k_scan = 0;
+  auto scan = [&](void* t, size_t& b) {
+    return cub::DeviceScan::ExclusiveSum(t, b, o.off[k_scan], o.off[k_scan], rows + 1, stream);
+  };
+  cuda::TempStorage tmp(ctx, "list build scratch");
+  int32_t* nb = nullptr;
+  uint8_t* nn = nullptr;
+  long long* nnz_dev = nullptr;
+  tmp.add(nb, rows * kSlots);
+  tmp.add(nn, rows);
+  tmp.add(nnz_dev, kNumLists);
+  tmp.add_cub(scan, "cub::DeviceScan::ExclusiveSum (list offsets)");
+  tmp.allocate();
   v.nb = nb;
   v.nn = nn;
 
@@ -157,9 +159,8 @@ void build_cuda(const tree::Tree& t, Lists& out) {
   }
   for (int k = 0; k < kNumLists; ++k) {
     if (!((want >> k) & 1u) || rows == 0) continue;
-    size_t b = cub_bytes;
-    check(cub::DeviceScan::ExclusiveSum(cub_tmp, b, o.off[k], o.off[k], rows + 1, stream),
-          "cub::DeviceScan::ExclusiveSum (list offsets)");
+    k_scan = k;
+    tmp.run_cub(scan, "cub::DeviceScan::ExclusiveSum (list offsets)");
   }
   long long h[kNumLists] = {0, 0, 0, 0};
   if (want != 0) {

@@ -26,6 +26,7 @@
 
 #include "cuda/common/bounds.cuh"
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/common/temp_storage.cuh"
 #include "tree/tree.hpp"
 
 namespace gpufmm {
@@ -281,18 +282,6 @@ Offsets offsets_of(const PointSet& ps) {
   return o;
 }
 
-// Bump allocator over one scratch buffer.
-struct Carve {
-  char* base = nullptr;
-  size_t used = 0;
-  template <class T>
-  T* take(int64_t count) {
-    T* p = reinterpret_cast<T*>(base + used);
-    used += (static_cast<size_t>(count > 0 ? count : 0) * sizeof(T) + 255) / 256 * 256;
-    return p;
-  }
-};
-
 }  // namespace
 
 void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) {
@@ -310,55 +299,45 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   const int64_t n[2] = {t.src.n, t.same_sets ? 0 : t.recv_own.n};
   const int64_t nmax = std::max(n[0], n[1]);
 
-  // ---- scratch sizes (CUB temp storage queried for the largest use)
-  size_t cub_bytes = 0;
-  for (int s = 0; s < nsets; ++s) {
-    size_t b = 0;
-    check(cub::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const uint64_t*>(nullptr),
-                                          static_cast<uint64_t*>(nullptr),
-                                          static_cast<const int32_t*>(nullptr),
-                                          static_cast<int32_t*>(nullptr), static_cast<int>(n[s]), 0,
-                                          63, stream),
-          "cub::DeviceRadixSort::SortPairs (size query)");
-    cub_bytes = std::max(cub_bytes, b);
-  }
-  {
-    size_t b = 0;
-    check(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0),
-                                static_cast<int32_t*>(nullptr), static_cast<long long*>(nullptr),
-                                static_cast<int64_t>(nmax), LeafStart{nullptr, 0}, stream),
-          "cub::DeviceSelect::If (size query)");
-    cub_bytes = std::max(cub_bytes, b);
-    check(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0),
-                                static_cast<int32_t*>(nullptr), static_cast<long long*>(nullptr),
-                                static_cast<int64_t>(nmax), AdaptiveStart{}, stream),
-          "cub::DeviceSelect::If (size query)");
-    cub_bytes = std::max(cub_bytes, b);
-  }
   const unsigned gb[2] = {n[0] > 0 ? blocks_for(n[0], kBlock, grid_cap) : 0u,
                           n[1] > 0 ? blocks_for(n[1], kBlock, grid_cap) : 0u};
   const int nparts = static_cast<int>(gb[0] + gb[1]);
 
-  size_t scratch_bytes = 0;
-  auto sz = [](int64_t count, size_t elem) { return (static_cast<size_t>(count) * elem + 255) / 256 * 256; };
-  if (!on_device) scratch_bytes += sz(3 * n[0], 8) + sz(3 * n[1], 8);
-  scratch_bytes += sz(n[0], 8) + sz(n[1], 8) + sz(n[0], 4) + sz(n[1], 4);  // unsorted keys, indices
-  scratch_bytes += sz(std::max<int64_t>(nmax, 1), 4);                        // box starts
-  scratch_bytes += sz(6 * std::max(nparts, 1), 8) + sz(1, sizeof(Status)) + sz(static_cast<int64_t>(cub_bytes), 1);
-  cuda::StreamBuffer scratch(ctx, scratch_bytes, "tree build scratch");
-  Carve cv{static_cast<char*>(scratch.get())};
+  // ---- scratch (CUB temp storage sized for the largest use)
+  cuda::TempStorage scratch(ctx, "tree build scratch");
   const double* coords[2] = {src, recv};
   double* up[2] = {nullptr, nullptr};
   if (!on_device) {
-    up[0] = cv.take<double>(3 * n[0]);
-    up[1] = cv.take<double>(3 * n[1]);
+    scratch.add(up[0], 3 * n[0]);
+    scratch.add(up[1], 3 * n[1]);
   }
-  uint64_t* keys_in[2] = {cv.take<uint64_t>(n[0]), cv.take<uint64_t>(n[1])};
-  int32_t* idx_in[2] = {cv.take<int32_t>(n[0]), cv.take<int32_t>(n[1])};
-  int32_t* starts = cv.take<int32_t>(std::max<int64_t>(nmax, 1));
-  double* parts = cv.take<double>(6 * std::max(nparts, 1));
-  Status* st = cv.take<Status>(1);
-  void* cub_tmp = cv.take<char>(static_cast<int64_t>(cub_bytes));
+  uint64_t* keys_in[2] = {nullptr, nullptr};
+  int32_t* idx_in[2] = {nullptr, nullptr};
+  for (int s = 0; s < 2; ++s) scratch.add(keys_in[s], n[s]);
+  for (int s = 0; s < 2; ++s) scratch.add(idx_in[s], n[s]);
+  int32_t* starts = nullptr;
+  double* parts = nullptr;
+  Status* st = nullptr;
+  scratch.add(starts, std::max<int64_t>(nmax, 1));
+  scratch.add(parts, 6 * std::max(nparts, 1));
+  scratch.add(st, 1);
+  for (int s = 0; s < nsets; ++s)
+    scratch.add_cub([&](void* tmp, size_t& b) {
+      return cub::DeviceRadixSort::SortPairs(tmp, b, static_cast<const uint64_t*>(nullptr),
+                                             static_cast<uint64_t*>(nullptr), static_cast<const int32_t*>(nullptr),
+                                             static_cast<int32_t*>(nullptr), static_cast<int>(n[s]), 0, 63, stream);
+    }, "cub::DeviceRadixSort::SortPairs (size query)");
+  scratch.add_cub([&](void* tmp, size_t& b) {
+    return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), static_cast<int32_t*>(nullptr),
+                                 static_cast<long long*>(nullptr), static_cast<int64_t>(nmax), LeafStart{nullptr, 0},
+                                 stream);
+  }, "cub::DeviceSelect::If (size query)");
+  scratch.add_cub([&](void* tmp, size_t& b) {
+    return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), static_cast<int32_t*>(nullptr),
+                                 static_cast<long long*>(nullptr), static_cast<int64_t>(nmax), AdaptiveStart{},
+                                 stream);
+  }, "cub::DeviceSelect::If (size query)");
+  scratch.allocate();
 
   Events ev(5);
   ev.record(0, stream);
@@ -400,10 +379,12 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   // ---- sort
   for (int s = 0; s < nsets; ++s) {
     if (n[s] == 0) continue;
-    size_t b = cub_bytes;
-    check(cub::DeviceRadixSort::SortPairs(cub_tmp, b, keys_in[s], sets[s]->keys, idx_in[s],
-                                          sets[s]->perm, static_cast<int>(n[s]), 0, 63, stream),
-          "cub::DeviceRadixSort::SortPairs");
+    scratch.run_cub(
+        [&](void* tmp, size_t& b) {
+          return cub::DeviceRadixSort::SortPairs(tmp, b, keys_in[s], sets[s]->keys, idx_in[s], sets[s]->perm,
+                                                 static_cast<int>(n[s]), 0, 63, stream);
+        },
+        "cub::DeviceRadixSort::SortPairs");
     iperm_kernel<<<blocks_for(n[s], kBlock, grid_cap), kBlock, 0, stream>>>(sets[s]->perm, n[s],
                                                                            sets[s]->iperm);
     check_launch("iperm_kernel");
@@ -440,20 +421,20 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   const bool adaptive = t.options.kind == Kind::Adaptive;
   // Adaptive trees: per set and level, keys, point ranges and parents.
   struct Level {
-    std::unique_ptr<cuda::StreamBuffer> buf;
-    uint64_t* key;
-    int32_t *begin, *end, *parent;
+    std::unique_ptr<cuda::TempStorage> buf;
+    uint64_t* key = nullptr;
+    int32_t *begin = nullptr, *end = nullptr, *parent = nullptr;
     int64_t count;
   };
   std::vector<Level> lv[2];
   auto new_level = [&](int64_t m) {
     Level v;
-    v.buf = std::make_unique<cuda::StreamBuffer>(ctx, static_cast<size_t>(m) * 20 + 4 * 256, "adaptive tree level");
-    Carve c{static_cast<char*>(v.buf->get())};
-    v.key = c.take<uint64_t>(m);
-    v.begin = c.take<int32_t>(m);
-    v.end = c.take<int32_t>(m);
-    v.parent = c.take<int32_t>(m);
+    v.buf = std::make_unique<cuda::TempStorage>(ctx, "adaptive tree level");
+    v.buf->add(v.key, m);
+    v.buf->add(v.begin, m);
+    v.buf->add(v.end, m);
+    v.buf->add(v.parent, m);
+    v.buf->allocate();
     v.count = m;
     return v;
   };
@@ -470,10 +451,12 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
       for (int l = 0; l < t.options.max_level; ++l) {
         const Level& cur = lv[s].back();
         const AdaptiveStart a{ps.keys, cur.key, cur.begin, cur.end, cur.count, l, t.options.s_max};
-        size_t b = cub_bytes;
-        check(cub::DeviceSelect::If(cub_tmp, b, thrust::counting_iterator<int>(0), starts,
-                                    &st->selected[s][l + 1], n[s], a, stream),
-              "cub::DeviceSelect::If (adaptive boxes)");
+        scratch.run_cub(
+            [&](void* tmp, size_t& b) {
+              return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][l + 1],
+                                           n[s], a, stream);
+            },
+            "cub::DeviceSelect::If (adaptive boxes)");
         long long m = 0;
         check(cudaMemcpyAsync(&m, &st->selected[s][l + 1], sizeof m, cudaMemcpyDeviceToHost, stream),
               "cudaMemcpyAsync (box count, device to host)");
@@ -519,20 +502,24 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
     if (n[s] > 0 && !adaptive) {
       const std::vector<int64_t>& off = ps.level_offset;
       const int sh = level_shift(L);
-      size_t b = cub_bytes;
-      check(cub::DeviceSelect::If(cub_tmp, b, thrust::counting_iterator<int>(0), starts,
-                                  &st->selected[s][L], n[s], LeafStart{ps.keys, sh}, stream),
-            "cub::DeviceSelect::If (leaf boxes)");
+      scratch.run_cub(
+          [&](void* tmp, size_t& b) {
+            return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][L], n[s],
+                                         LeafStart{ps.keys, sh}, stream);
+          },
+          "cub::DeviceSelect::If (leaf boxes)");
       const int64_t nl = off[L + 1] - off[L];
       leaf_boxes_kernel<<<blocks_for(nl, kBlock, grid_cap), kBlock, 0, stream>>>(
           starts, nl, n[s], ps.keys, sh, off[L], ps.box_key, ps.point_begin, ps.point_end);
       check_launch("leaf_boxes_kernel");
       for (int l = L - 1; l >= 0; --l) {
         const int64_t co = off[l + 1], nc = off[l + 2] - off[l + 1], po = off[l], np = off[l + 1] - off[l];
-        b = cub_bytes;
-        check(cub::DeviceSelect::If(cub_tmp, b, thrust::counting_iterator<int>(0), starts,
-                                    &st->selected[s][l], nc, ParentStart{ps.box_key + co}, stream),
-              "cub::DeviceSelect::If (parent boxes)");
+        scratch.run_cub(
+            [&](void* tmp, size_t& b) {
+              return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][l], nc,
+                                           ParentStart{ps.box_key + co}, stream);
+            },
+            "cub::DeviceSelect::If (parent boxes)");
         parent_boxes_kernel<<<blocks_for(np, kBlock, grid_cap), kBlock, 0, stream>>>(
             starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.parent);
         check_launch("parent_boxes_kernel");
@@ -551,14 +538,14 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
     const auto pts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
                                                      PointBounds{coords[s], ps.perm});
     const Bounds none{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
-    size_t rb = 0;
-    check(cub::DeviceSegmentedReduce::Reduce(nullptr, rb, pts, ps.bounds, nb, ps.point_begin, ps.point_end,
-                                             BoundsMerge{}, none, stream),
-          "cub::DeviceSegmentedReduce::Reduce (size query)");
-    cuda::StreamBuffer rtmp(ctx, std::max<size_t>(rb, 1), "tree bounds temporaries");
-    check(cub::DeviceSegmentedReduce::Reduce(rtmp.get(), rb, pts, ps.bounds, nb, ps.point_begin,
-                                             ps.point_end, BoundsMerge{}, none, stream),
-          "cub::DeviceSegmentedReduce::Reduce (box bounds)");
+    auto bounds = [&](void* tmp, size_t& b) {
+      return cub::DeviceSegmentedReduce::Reduce(tmp, b, pts, ps.bounds, nb, ps.point_begin, ps.point_end,
+                                                BoundsMerge{}, none, stream);
+    };
+    cuda::TempStorage rtmp(ctx, "tree bounds temporaries");
+    rtmp.add_cub(bounds, "cub::DeviceSegmentedReduce::Reduce (size query)");
+    rtmp.allocate();
+    rtmp.run_cub(bounds, "cub::DeviceSegmentedReduce::Reduce (box bounds)");
   }
   ev.record(4, stream);
 

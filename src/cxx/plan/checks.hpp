@@ -51,7 +51,7 @@ void check_values(const V* v, int64_t n, int per, const char* name, const char* 
 
 #if defined(GPUFMM_HAVE_CUDA)
 // memcpy by the OpenMP threads (1 MB and more): the host side of the staged
-// device copies (laplace_staged_upload / _download).
+// device copies (cuda::staged_upload / _download, cuda/common/staging.hpp).
 void parallel_copy(void* dst, const void* src, size_t bytes);
 #endif
 

@@ -1,7 +1,7 @@
 // The M2L stencils of papers/000 (sec. 2.2.3, 2.2.4) as host+device helpers:
 // the translation classes stored with every M2L list entry, the distance
 // ratio eta of eq. (20), eta* of eq. (22) and the acceptance distance of
-// eq. (23) (the one home of these formulas: fmm/laplace_error.hpp calls them),
+// eq. (23) (the one home of these formulas: fmm/laplace/error.hpp calls them),
 // the type-2 test, and the sorted-key box lookup of the list builders.
 //
 // Class codes (docs/tree.md), all in [0, kNumClasses):

@@ -93,14 +93,6 @@ __global__ void k_permute_out(int64_t n, const int32_t* __restrict__ perm, const
   }
 }
 
-// leaf_of[i] = the leaf box (global index) of sorted target i.
-__global__ void k_leaf_of(int64_t b0, int64_t nb, DevSet R, int32_t* leaf_of) {
-  for (int64_t t = gtid(); t < nb; t += gstride()) {
-    const int64_t b = b0 + t;
-    for (int32_t i = R.point_begin[b]; i < R.point_end[b]; ++i) leaf_of[i] = static_cast<int32_t>(b);
-  }
-}
-
 // ------------------------------------------------------------ P2M
 
 // Coordinates of point i relative to the centre c, formed in double, rounded to T.

@@ -17,7 +17,7 @@
 // one thread adds all lanes of a coefficient, so even duplicates would be
 // safe.
 //
-// Plan-time construction (laplace_fmm.cu, build_m2l_groups): per list entry
+// Plan-time construction (setup.cu, build_m2l_groups): per list entry
 // key = group * 1024 + class, value = (src << 32) | dst; CUB radix sort
 // (stable), run-length encoding of the keys into segments, exclusive scan.
 #pragma once
@@ -98,32 +98,6 @@ struct GroupLevels {
   int nlev;                            // levels 0 .. nlev-1
   int gsize;                           // receivers per group
 };
-
-// key / value of the entries of rows [r0, r1) of one CSR list (out + the
-// list's first entry offset of row r0 is entry 0 here).
-__global__ void k_m2l_group_keys(int64_t r0, int64_t r1, GroupLevels lv, DevList list, int64_t first,
-                                 uint32_t* __restrict__ key, uint64_t* __restrict__ val) {
-  for (int64_t b = r0 + gtid(); b < r1; b += gstride()) {
-    int l = 0;
-    while (l + 1 < lv.nlev && b >= lv.lo[l + 1]) ++l;
-    const uint32_t g = static_cast<uint32_t>(lv.gbase[l] + (b - lv.lo[l]) / lv.gsize);
-    for (int64_t e = list.offsets[b]; e < list.offsets[b + 1]; ++e) {
-      key[e - first] = g * 1024u + static_cast<uint32_t>(list.cls[e]);
-      val[e - first] = (uint64_t(uint32_t(list.index[e])) << 32) | uint64_t(uint32_t(b));
-    }
-  }
-}
-
-// Segments -> gseg (first segment of each group), seg_op.
-__global__ void k_m2l_group_segments(int32_t nseg, int64_t ngroups, const uint32_t* __restrict__ ukey,
-                                     int32_t* __restrict__ gseg, int32_t* __restrict__ seg_op) {
-  for (int64_t i = gtid(); i <= nseg; i += gstride()) {
-    const int64_t g = i < nseg ? int64_t(ukey[i] >> 10) : ngroups;
-    const int64_t gp = i == 0 ? -1 : int64_t(ukey[i - 1] >> 10);
-    for (int64_t k = gp + 1; k <= g; ++k) gseg[k] = static_cast<int32_t>(i);
-    if (i < nseg) seg_op[i] = static_cast<int32_t>(ukey[i] & 1023u);
-  }
-}
 
 // Element i of a p'^2 vector in "sign-major" order: first the (n, m >= 0)
 // coefficients (n(n+1)/2 + m), then the (n, m < 0) ones (n(n-1)/2 + |m| - 1),

@@ -28,7 +28,7 @@
 //   * 1/|r - r0| = sum_{n,m} (-1)^n Rh_n^m(r0) Sh_n^m(r)   (|r0| < |r|, eq. 14)
 //                = sum_{n,m} (-1)^n Sh_n^m(r0) Rh_n^m(r)   (|r0| > |r|);
 //   * a rotation acts on Rh- and Sh-coefficients by the SAME orthogonal
-//     matrix (the transpose is the inverse), see laplace_rotation.hpp;
+//     matrix (the transpose is the inverse), see rotation.hpp;
 //   * Sh is the Kelvin transform of Rh:  Sh_n^m(r) = (-1)^n Rh_n^m(r/|r|^2)/|r|.
 //
 // Box scaling (the rescaling of eq. 35, applied to boxes).  Every expansion
@@ -49,7 +49,7 @@ namespace gpufmm {
 // Largest truncation number (fixed-size local arrays are sized by it).  p = 50
 // is what eps = 1e-12 needs in double in the worst measured case (clustered
 // sources with signed charges); p = 40 reaches ~3e-11 there and ~1e-12 for
-// uniform data.  See laplace_error.hpp and docs/laplace_math.md.
+// uniform data.  See error.hpp and docs/laplace_math.md.
 constexpr int kMaxP = 50;
 
 // Number of coefficients of an expansion truncated at p (degrees 0..p-1).

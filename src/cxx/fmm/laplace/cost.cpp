@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "fmm/laplace/math.hpp"
-#include "fmm/laplace/depth_scan.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
@@ -305,9 +304,7 @@ class HostDepthLevels : public DepthLevels {
     DepthLevel d;
     d.src_boxes = sb.size();
     d.trg_boxes = tb.size();
-    if (l == 0) {
-      d.pairs = double(ns_) * double(nt_);  // one box each, its own neighbour
-    } else {
+    if (l > 0) {  // level 0: the driver's pairs
       const LevelBoxes& tp = same_ ? s_prev_ : t_prev_;
       const std::vector<int64_t> sch = child_ranges(s_prev_, sb);
       std::vector<int64_t> tch_own;
@@ -368,23 +365,23 @@ LaplaceDepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, con
   out.l_max = 0;
   if (ns == 0 || nt == 0) return out;
   const int p = tab.p;
-  const double f = p > kBatchedM2LMaxP ? c.scalar_factor : 1.0;
-  auto t_rcr = [&](int q) { return f * (c.c_rcr3 * q * q * q + c.c_rcr2 * q * q + c.c_rcr0); };
+  auto t_rcr = [&](int q) { return laplace_translation_seconds(c, p, q); };
   std::vector<double> w_op(kNumOps);
   for (int op = 0; op < kNumOps; ++op) w_op[op] = tab.op_p[op] > 0 ? t_rcr(tab.op_p[op]) : 0.0;
-  const double point_cost = c.c_point * p * p * double(ns + nt);
+  const double point_cost = laplace_point_seconds(c, p, ns, nt);
   DepthStencil st;
   depth_stencil_tables(modified, w_op, st);
   double far_cum = 0, m2l_cum = 0, best = 0;
   for (int l = 0; l <= tree::kMaxLevel; ++l) {
-    const DepthLevel d = levels.level(l, st);
+    DepthLevel d = levels.level(l, st);
+    if (l == 0) d.pairs = double(ns) * double(nt);  // one box each, its own neighbour
     double far = d.far;
     // M2M into level l-1 >= 2 and L2L into level l.
     if (l >= 3) far += double(d.src_boxes) * t_rcr(p);
     if (l >= 3 || (l >= 2 && modified)) far += double(d.trg_boxes) * t_rcr(p);
     far_cum += far;
     m2l_cum += double(d.m2l);
-    const double total = c.c_pair * d.pairs + far_cum + (l >= 2 ? point_cost : 0.0);
+    const double total = laplace_evaluate_seconds(c, l, d.pairs, far_cum, point_cost);
     out.cost.push_back(total);
     out.p2p_pairs.push_back(d.pairs);
     out.m2l.push_back(m2l_cum);

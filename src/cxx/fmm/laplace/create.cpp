@@ -18,9 +18,12 @@
 #include "core/error.hpp"
 #include "core/handles.hpp"
 #include "fmm/laplace/math.hpp"
-#include "fmm/laplace/depth_scan.hpp"
 #include "fmm/laplace/gpu.hpp"
 #include "plan/checks.hpp"
+#if defined(GPUFMM_HAVE_CUDA)
+#include "cuda/common/points.hpp"
+#include "cuda/common/staging.hpp"
+#endif
 
 namespace gpufmm {
 namespace fmm {
@@ -68,7 +71,7 @@ HostView<V> fetch(const tree::Tree& t, const V* src, int64_t n) {
   }
   h.own.reset(new V[static_cast<size_t>(std::max<int64_t>(h.own_n, 1))]);
 #if defined(GPUFMM_HAVE_CUDA)
-  if (n > 0) cuda::laplace_staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), plan::parallel_copy);
+  if (n > 0) gpufmm::cuda::staged_download(t.ctx, h.own.get(), src, sizeof(V) * static_cast<size_t>(n), plan::parallel_copy);
 #else
   if (n > 0) tree::download(t, h.own.get(), src, sizeof(V) * static_cast<size_t>(n));
 #endif
@@ -259,15 +262,15 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   const double* ttrg = targets;
   bool on_context = false;
 #if defined(GPUFMM_HAVE_CUDA)
-  cuda::LaplaceDevicePoints dev_points;
+  gpufmm::cuda::DevicePoints dev_points;
 #endif
   if (!P.cpu_pipeline()) {
     // The tree stays on the device (the CUDA driver evaluates).
 #if defined(GPUFMM_HAVE_CUDA)
-    dev_points = cuda::laplace_upload_points(ctx, sources, nsrc, targets, P.ntrg, plan::parallel_copy);
-    plan::fail_if_bad_point(sources, cuda::laplace_first_nonfinite(ctx, dev_points.src, nsrc), nsrc, "sources");
+    dev_points = gpufmm::cuda::upload_points(ctx, sources, nsrc, targets, P.ntrg, plan::parallel_copy);
+    plan::fail_if_bad_point(sources, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.src, nsrc), nsrc, "sources");
     if (!P.same_sets)
-      plan::fail_if_bad_point(targets, cuda::laplace_first_nonfinite(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
+      plan::fail_if_bad_point(targets, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
     tsrc = dev_points.src;
     ttrg = dev_points.trg;
     on_context = true;

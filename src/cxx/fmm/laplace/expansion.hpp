@@ -5,7 +5,7 @@
 //   P2L  sources -> local (R) expansion              eq. (14), roles swapped
 //   L2P  local expansion -> potential, gradient      eqs. (13), (25)
 //
-// Conventions (see laplace_basis.hpp for the basis and the box scaling):
+// Conventions (see basis.hpp for the basis and the box scaling):
 //   kernel 1/r (no 1/(4 pi));
 //   phi(y) = sum_j q_j / |y - x_j|  +  sum_j d_j . (y - x_j) / |y - x_j|^3,
 //   i.e. the dipole term is d . grad_x (1/|y - x|) at x = x_j;

@@ -1,5 +1,5 @@
 // The CUDA driver of the Laplace FMM (issue 5): what the plan and the
-// benchmark see of it. The kernels are in src/cuda/fmm/laplace_*.cu; the
+// benchmark see of it. The kernels are in src/cuda/fmm/laplace/*.cu; the
 // design, the strategies and measured numbers in docs/laplace_gpu.md.
 //
 // The device data of a plan (tables, sorted coordinates, workspace, streams,

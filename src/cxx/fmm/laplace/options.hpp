@@ -106,7 +106,7 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k);
 // Truncation number for eps (both potential and gradient within eps, eq. 36):
 // the larger of laplace_p_for_eps(eps, single, false/true).
 int laplace_p_from_eps(double eps, bool single_precision);
-// True when the error model of laplace_error.hpp puts potential and gradient
+// True when the error model of error.hpp puts potential and gradient
 // within eps at truncation p. When the p of laplace_p_from_eps does not (it
 // was capped), plan creation switches variable truncation off.
 bool laplace_p_certifies(int p, double eps);

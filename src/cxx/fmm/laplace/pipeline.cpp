@@ -18,7 +18,7 @@
 //   outputs  Morton order -> the user's order
 //
 // The library is compiled for the baseline ISA (x86-64: SSE2). The pipeline
-// body (laplace_pipeline_impl.hpp) is therefore compiled three times on x86
+// body (pipeline_impl.hpp) is therefore compiled three times on x86
 // with GCC - generic, AVX2+FMA, AVX-512 - and the copy for the running CPU is
 // chosen once at run time (GPUFMM_CPU_ISA=generic|avx2 forces a lower one).
 // The math templates inline into each copy and vectorise for its ISA.

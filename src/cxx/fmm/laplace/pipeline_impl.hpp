@@ -1,9 +1,9 @@
-// The body of the OpenMP pipeline (see laplace_cpu.cpp), included several
-// times by laplace_cpu.cpp, each time inside its own namespace and, on x86,
+// The body of the OpenMP pipeline (see pipeline.cpp), included several
+// times by pipeline.cpp, each time inside its own namespace and, on x86,
 // under its own "#pragma GCC target" (generic, AVX2, AVX-512), so that the
 // shared math of fmm/laplace*.hpp, inlined here, is vectorised for the CPU
 // that runs it (the library itself is built for the baseline ISA). No
-// #pragma once and no #includes on purpose: laplace_cpu.cpp includes what
+// #pragma once and no #includes on purpose: pipeline.cpp includes what
 // this needs before each inclusion.
 //
 // Entry point of each copy: run_typed<T>(plan, workspace, tables, args).
@@ -117,7 +117,7 @@ GPUFMM_PIPELINE_FLATTEN void l2p_box(int p, T h, const T* L, int n, const T* rel
 // 32 bytes of lanes (4 doubles, 8 floats).
 template <class T>
 constexpr int kM2LLanes = 32 / int(sizeof(T));
-// Above kBatchedM2LMaxP (laplace_plan.hpp) the lane tables (W x the scalar
+// Above kBatchedM2LMaxP (plan.hpp) the lane tables (W x the scalar
 // ones) outgrow the caches and the translations go one at a time.
 constexpr int kM2LLanesMaxP = kBatchedM2LMaxP;
 

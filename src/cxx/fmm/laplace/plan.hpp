@@ -1,6 +1,6 @@
 // The Laplace FMM plan (issue 4): options, octree, precomputed translation
 // data and the per-evaluate workspace of gpufmm_laplace_plan_t, shared by the
-// OpenMP pipeline (laplace_cpu.cpp) and the CUDA driver (issue 5,
+// OpenMP pipeline (pipeline.cpp) and the CUDA driver (issue 5,
 // src/cuda/fmm/). Both call the same math (fmm/laplace*.hpp) on the same
 // flat arrays described here. The user guide is docs/laplace_fmm.md.
 //
@@ -66,7 +66,7 @@
 //     op_flip[op]    0/1 (eq. 34); tables exist for cos(b) >= 0 only
 //     op_cos_a[op], op_sin_a[op]   azimuth of the (possibly flipped) direction
 //     op_coax[op]    coax matrix: coax + coax_offset[op_coax[op]], square
-//                    (op_p x op_p) in the laplace_translation.hpp layout
+//                    (op_p x op_p) in the translation.hpp layout
 //                    (S|S for M2M, R|R for L2L, S|R with rd, rs built in)
 //   Geometry of each op (t = receiving centre - emitting centre):
 //     same-level class d:  t = -d h_l,        rd = rs = 1/|d|
@@ -79,7 +79,7 @@
 // ===========================================================================
 // laplace_evaluate() checks the inputs (finite charges/dipoles, named with
 // their index) and dispatches on the plan's context: the CPU pipeline
-// (laplace_cpu.cpp) or, with a GPU context and the CUDA driver built,
+// (pipeline.cpp) or, with a GPU context and the CUDA driver built,
 // cuda::laplace_evaluate. Outputs are written only after everything else
 // succeeded.
 #pragma once
@@ -171,7 +171,7 @@ struct LaplaceWorkspace {
   std::vector<T> M, L, q, d, pot, grad;
   std::vector<uint8_t> has_local;
   // CPU pipeline only: the rotation and coax tables with every entry
-  // repeated once per SIMD lane (batched M2L, laplace_pipeline_impl.hpp).
+  // repeated once per SIMD lane (batched M2L, pipeline_impl.hpp).
   std::vector<T> rot_lanes, coax_lanes;
 };
 
@@ -272,29 +272,6 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 
 // Plan creation on a GPU context (src/cuda/fmm/laplace/plan.cu); all on
 // the context's stream.
-// Host-side copy of one chunk (memcpy semantics; the plan and evaluate pass
-// plan::parallel_copy).
-using LaplaceHostCopy = void (*)(void* dst, const void* src, size_t bytes);
-// Large copies through two process-wide pinned chunks, the caller's `copy`
-// for the host side of each chunk, overlapped with the DMA of the other;
-// small ones (or without pinned memory) are plain cudaMemcpyAsync. Upload returns when src may be reused (the data follow in
-// stream order), download with the data in dst.
-void laplace_staged_upload(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
-void laplace_staged_download(Context& ctx, void* dst, const void* src, size_t bytes, LaplaceHostCopy copy);
-// The user's coordinates (3 x n, host) in device memory, user order; targets
-// null when trg is. Freed (stream-ordered) with the last copy of `hold`.
-struct LaplaceDevicePoints {
-  const double* src = nullptr;
-  const double* trg = nullptr;
-  std::shared_ptr<void> hold;
-};
-LaplaceDevicePoints laplace_upload_points(Context& ctx, const double* src, int64_t ns, const double* trg,
-                                          int64_t nt, LaplaceHostCopy copy);
-// The smallest i < n whose point xyz[3i..3i+2] (device memory) has a NaN or
-// Inf coordinate, n when there is none (waits for the context's stream).
-int64_t laplace_first_nonfinite(Context& ctx, const double* xyz, int64_t n);
-// out[3i+k] = xyz[3 perm[i] + k], i < n (all device pointers; asynchronous).
-void laplace_gather_sorted(Context& ctx, const double* xyz, const int32_t* perm, int64_t n, double* out);
 // The plan's near-field sizes from a device tree (as near_field_stats on the
 // host): source-target pairs, the largest neighbour source count of a
 // target leaf, the largest leaf.

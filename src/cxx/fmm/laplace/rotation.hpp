@@ -2,7 +2,7 @@
 //
 // A translation along t = |t| (sin b cos a, sin b sin a, cos b) is done as
 //   rotate (A(a), then B(b))  ->  coaxial translation along +z  ->  rotate back
-// (eq. 33).  In the normalised basis of laplace_basis.hpp rotations act on
+// (eq. 33).  In the normalised basis of basis.hpp rotations act on
 // multipole (Sh) and local (Rh) coefficients by the same ORTHOGONAL matrices,
 // so "rotate back" is the transpose, and one table serves M2M, M2L and L2L.
 //

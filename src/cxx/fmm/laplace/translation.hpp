@@ -2,7 +2,7 @@
 //
 // Coaxial translations (eqs. 18-19) along +z by |t|, t = (new centre) -
 // (old centre), act on each order m separately and identically on m and -m.
-// In the normalised, box-scaled basis (laplace_basis.hpp) they become
+// In the normalised, box-scaled basis (basis.hpp) they become
 //
 //   S|S  (M2M, child scale h_c -> parent scale h_p, tau = |t|/h_p, rho = h_c/h_p)
 //     M'_n = sum_{n'=|m|}^{n}    (-tau)^(n-n') rho^n'      G^m_{n,n'} M_n'
@@ -27,7 +27,7 @@
 // whatever T is.
 //
 // The translation operators are  out += A^T B^T Coax B A in  (eq. 33, see
-// laplace_rotation.hpp), with flip for the mirrored direction (eq. 34).
+// rotation.hpp), with flip for the mirrored direction (eq. 34).
 #pragma once
 
 #include "fmm/laplace/rotation.hpp"

@@ -1,0 +1,156 @@
+// What the CUDA driver of the Laplace FMM shares between its files: the
+// device data of a plan (GpuData, hung off LaplacePlan::gpu) and the small
+// launch helpers.
+//   tables.cu    the translation tables on the device (process-wide cache)
+//   setup.cu     laplace_plan_setup: tables, sorted coordinates, leaf map,
+//                P2P work units, grouped M2L entries
+//   evaluate.cu  laplace_evaluate: one method per stage, the streams
+// Kernels: kernels.cuh, m2l_group.cuh, nearfield/p2p.cuh. Design and
+// measurements: docs/laplace_gpu.md.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/cuda_backend.hpp"
+#include "cuda/common/cuda_check.cuh"
+#include "cuda/common/graph_cache.cuh"
+#include "cuda/fmm/laplace/kernels.cuh"
+#include "cuda/fmm/laplace/m2l_group.cuh"
+#include "fmm/laplace/gpu.hpp"
+#include "tree/tree.hpp"
+
+namespace gpufmm {
+namespace fmm {
+namespace cuda {
+
+using gpufmm::cuda::DeviceGuard;
+using gpufmm::cuda::DeviceGuardNoThrow;
+using gpufmm::cuda::check_launch;
+using gpufmm::cuda::clear_last_error;
+using gpufmm::cuda::stream_of;
+
+constexpr int kNumEvents = 10;
+constexpr size_t kScratchBudget = size_t(512) << 20;  // per-thread work slots, bytes
+
+// What makes the device work of two evaluates the same graph: the user's
+// device pointers (or the staging buffers of the host API), what is given and
+// wanted, the user's precision and the kernel strategies (laplace_gpu_kernels
+// may change them between evaluates). Everything else (workspace, tables,
+// tree) belongs to the plan and does not change between evaluates.
+struct GraphKey {
+  const void *q = nullptr, *d = nullptr;
+  void *pot = nullptr, *grad = nullptr;
+  int dtype = -1;
+  LaplaceGpuKernels k;
+  bool operator==(const GraphKey& o) const {
+    return q == o.q && d == o.d && pot == o.pot && grad == o.grad && dtype == o.dtype && k == o.k;
+  }
+};
+
+// Device data of one plan.
+struct GpuData {
+  Context* ctx = nullptr;
+  int device = 0;
+  int sms = 132;
+  int max_threads_sm = 2048;
+  size_t smem_optin = 48 << 10;
+  cudaStream_t s1 = nullptr;
+  cudaEvent_t ev[kNumEvents] = {};  // stage timing
+  cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
+  // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
+  // replayed while the arguments (GraphKey) stay the same.
+  gpufmm::cuda::GraphCache<GraphKey> graph;
+  LaplaceGpuKernels k;  // the plan's options.gpu (laplace_gpu_kernels may change it)
+  // Grouped M2L (m2l = GRP): receivers per group (k.m2l_group, else
+  // m2l_group_size), entries.
+  int grp_size = 0;
+  DevM2LGroups grp;
+  std::vector<void*> blocks;
+  size_t bytes = 0;
+  // tables (device memory shared with the device table cache and other plans)
+  DevTables<double> tab_d;
+  DevTables<float> tab_f;
+  std::shared_ptr<const void> tables_mem;
+  // sorted coordinates (txyz == sxyz when same_sets), target -> leaf
+  double* sxyz = nullptr;
+  const double* txyz = nullptr;
+  int32_t* leaf_of = nullptr;
+  uint64_t* p2p_units = nullptr;  // k_p2p_bpb work units (build_p2p_units)
+  int64_t p2p_nunits = 0;
+  unsigned long long* bad = nullptr;  // [2]
+  // workspace (allocated on first use, in the plan's precision)
+  void* M = nullptr;
+  void* L = nullptr;
+  uint8_t* has_local = nullptr;
+  void *q = nullptr, *d = nullptr;
+  void *near_pot = nullptr, *near_grad = nullptr, *far_pot = nullptr, *far_grad = nullptr;
+  void *in_q = nullptr, *in_d = nullptr, *out_pot = nullptr, *out_grad = nullptr;  // host API staging
+  void* scratch = nullptr;
+  int64_t scratch_threads = 0;
+
+  void* alloc(size_t b, const char* what) {
+    void* p = backend_alloc(*ctx, std::max<size_t>(b, 16), what);
+    blocks.push_back(p);
+    bytes += b;
+    return p;
+  }
+  ~GpuData() {
+    DeviceGuardNoThrow g(device);
+    if (!g.ok()) return;
+    if (s1) {
+      (void)cudaStreamSynchronize(s1);
+      (void)cudaStreamDestroy(s1);
+    }
+    graph.reset();
+    for (auto& e : ev)
+      if (e) (void)cudaEventDestroy(e);
+    if (fork) (void)cudaEventDestroy(fork);
+    if (join) (void)cudaEventDestroy(join);
+    for (void* p : blocks) backend_free(*ctx, p);
+    (void)cudaGetLastError();
+  }
+};
+
+inline GpuData& gpu_of(LaplacePlan& P) {
+  require(P.gpu != nullptr, GPUFMM_ERROR_INTERNAL, "laplace: the plan's GPU data are missing");
+  return *static_cast<GpuData*>(P.gpu.get());
+}
+
+inline DevSet dev_set(const tree::PointSet& s) {
+  DevSet d;
+  d.parent = s.parent;
+  d.child_offset = s.child_offset;
+  d.point_begin = s.point_begin;
+  d.point_end = s.point_end;
+  d.box_key = s.box_key;
+  d.center = s.center;
+  d.perm = s.perm;
+  return d;
+}
+
+inline DevList dev_list(const lists::List& l) {
+  DevList d;
+  d.offsets = l.offsets;
+  d.index = l.index;
+  d.cls = l.cls;
+  return d;
+}
+
+inline unsigned blocks_for(const GpuData& G, int64_t threads, int block) {
+  const int64_t b = (threads + block - 1) / block;
+  const int64_t cap = int64_t(G.sms) * (G.max_threads_sm / block) * 8;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(b, cap)));
+}
+
+// The device tables of a plan (tables.cu): shared through the process-wide
+// device table cache (cache true) or uploaded for the plan alone; G keeps
+// them alive (G.tables_mem) and counts their bytes.
+template <class T>
+DevTables<T> device_tables(GpuData& G, const LaplaceTables<T>& t, bool vt, bool cache);
+
+}  // namespace cuda
+}  // namespace fmm
+}  // namespace gpufmm

@@ -1,0 +1,320 @@
+// Plan set-up of the CUDA Laplace driver (laplace_plan_setup): the tables
+// to the device (tables.cu), the sorted coordinates, the target -> leaf map,
+// the work units of the BpB P2P and the entries of the grouped M2L.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <cub/cub.cuh>
+
+#include "cuda/common/points.hpp"
+#include "cuda/common/temp_storage.cuh"
+#include "cuda/fmm/laplace/gpu_data.cuh"
+#include "cuda/nearfield/p2p_units.cuh"
+
+namespace gpufmm {
+namespace fmm {
+namespace cuda {
+
+namespace nf = gpufmm::nearfield::cuda;
+
+namespace {
+
+// leaf_of[i] = the leaf box (global index) of sorted target i.
+__global__ void k_leaf_of(int64_t b0, int64_t nb, DevSet R, int32_t* leaf_of) {
+  for (int64_t t = gtid(); t < nb; t += gstride()) {
+    const int64_t b = b0 + t;
+    for (int32_t i = R.point_begin[b]; i < R.point_end[b]; ++i) leaf_of[i] = static_cast<int32_t>(b);
+  }
+}
+
+// key / value of the entries of rows [r0, r1) of one CSR list (out + the
+// list's first entry offset of row r0 is entry 0 here).
+__global__ void k_m2l_group_keys(int64_t r0, int64_t r1, GroupLevels lv, DevList list, int64_t first,
+                                 uint32_t* __restrict__ key, uint64_t* __restrict__ val) {
+  for (int64_t b = r0 + gtid(); b < r1; b += gstride()) {
+    int l = 0;
+    while (l + 1 < lv.nlev && b >= lv.lo[l + 1]) ++l;
+    const uint32_t g = static_cast<uint32_t>(lv.gbase[l] + (b - lv.lo[l]) / lv.gsize);
+    for (int64_t e = list.offsets[b]; e < list.offsets[b + 1]; ++e) {
+      key[e - first] = g * 1024u + static_cast<uint32_t>(list.cls[e]);
+      val[e - first] = (uint64_t(uint32_t(list.index[e])) << 32) | uint64_t(uint32_t(b));
+    }
+  }
+}
+
+// Segments -> gseg (first segment of each group), seg_op.
+__global__ void k_m2l_group_segments(int32_t nseg, int64_t ngroups, const uint32_t* __restrict__ ukey,
+                                     int32_t* __restrict__ gseg, int32_t* __restrict__ seg_op) {
+  for (int64_t i = gtid(); i <= nseg; i += gstride()) {
+    const int64_t g = i < nseg ? int64_t(ukey[i] >> 10) : ngroups;
+    const int64_t gp = i == 0 ? -1 : int64_t(ukey[i - 1] >> 10);
+    for (int64_t k = gp + 1; k <= g; ++k) gseg[k] = static_cast<int32_t>(i);
+    if (i < nseg) seg_op[i] = static_cast<int32_t>(ukey[i] & 1023u);
+  }
+}
+
+// Work units of the BpB P2P (k_p2p_unit_count / _fill): one per pass of
+// kP2PPass targets of a target leaf, sorted by modelled cost (targets of the
+// pass x near sources of the leaf), the most expensive first (stable: ties in
+// leaf order). A block per leaf made the crowded leaves of non-uniform data
+// the tail of the launch (H100, N = 1e6 ellipsoid, L = 6: the SMs were busy
+// 43 % of the P2P kernel's 26.8 ms under Nsight Compute, against 89 % of
+// 12.3 ms for uniform data with the same instruction count).
+void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+  const tree::PointSet& R = P.tree->receivers();
+  const tree::PointSet& S = P.tree->src;
+  const int L = P.l_max;
+  const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
+  if (nb <= 0) return;
+  gpufmm::cuda::TempStorage count_tmp(*G.ctx, "laplace P2P unit set-up");
+  int32_t *cnt = nullptr, *first = nullptr;
+  int64_t* near = nullptr;
+  count_tmp.add(cnt, nb + 1);
+  count_tmp.add(first, nb + 1);
+  count_tmp.add(near, nb);
+  auto scan = [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, cnt, first, nb + 1, s0); };
+  count_tmp.add_cub(scan, "cub::DeviceScan::ExclusiveSum (P2P units)");
+  count_tmp.allocate();
+  nf::k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
+                                                              dev_list(P.lists->list[lists::kNeighbors]), cnt, near);
+  check_launch("laplace P2P unit count kernel");
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nb, 0, sizeof(int32_t), s0));
+  count_tmp.run_cub(scan, "cub::DeviceScan::ExclusiveSum (P2P units)");
+  int32_t nu = 0;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&nu, first + nb, sizeof nu, cudaMemcpyDeviceToHost, s0));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  if (nu <= 0) return;
+  gpufmm::cuda::TempStorage sort_tmp(*G.ctx, "laplace P2P unit set-up");
+  uint64_t *key = nullptr, *key_s = nullptr, *unit = nullptr;
+  sort_tmp.add(key, nu);
+  sort_tmp.add(key_s, nu);
+  sort_tmp.add(unit, nu);
+  G.p2p_units = static_cast<uint64_t*>(G.alloc(sizeof(uint64_t) * nu, "laplace P2P units"));
+  auto sort = [&](void* t, size_t& b) {
+    return cub::DeviceRadixSort::SortPairs(t, b, key, key_s, unit, G.p2p_units, int64_t(nu), 0, 64, s0);
+  };
+  sort_tmp.add_cub(sort, "cub::DeviceRadixSort::SortPairs (P2P units)");
+  sort_tmp.allocate();
+  nf::k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
+  check_launch("laplace P2P unit fill kernel");
+  sort_tmp.run_cub(sort, "cub::DeviceRadixSort::SortPairs (P2P units)");
+  G.p2p_nunits = nu;
+}
+
+// Receivers per group when options.gpu.m2l_group does not say: the
+// largest of 16, 8, 4, 2, 1 that gives at least 1.5 groups per SM (3/4 of
+// the block slots: two blocks of k_m2l_group per SM), since a block owns its
+// group's receivers and the groups are the launch's only parallelism.
+// Measured on the H100 (docs/laplace_gpu.md, "Group size"): N = 1e6 uniform
+// (294 groups of 16) and ellipsoid (237) keep 16; N = 1e5 uniform, L = 3,
+// 147 groups of 4: 2 is faster (M2L + L2L 3.7 ms with 16, 1.8 ms with 2);
+// N = 1e5 ellipsoid, 245 groups of 4: 4 is faster than 2.
+int m2l_group_size(const tree::PointSet& R, int L, int sms) {
+  const int64_t want = 3 * int64_t(sms) / 2;
+  int g = 16;
+  for (; g > 1; g /= 2) {
+    int64_t ngroups = 0;
+    for (int l = 0; l <= L; ++l) ngroups += (R.level_offset[l + 1] - R.level_offset[l] + g - 1) / g;
+    if (ngroups >= want) break;
+  }
+  return g;
+}
+
+// Grouped M2L entries (m2l_group.cuh): the M2L lists of every level
+// (modified stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L
+// list at l >= 2) keyed by (group of grp_size receivers of a level, class),
+// sorted, and cut into segments of one class.
+void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+  const tree::Tree& tr = *P.tree;
+  const tree::PointSet& R = tr.receivers();
+  const int L = P.l_max;
+  if (L < 2 || R.nboxes == 0) return;
+  require(L + 1 <= kGroupMaxLevels, GPUFMM_ERROR_INTERNAL, "laplace: tree too deep for grouped M2L");
+  if (G.grp_size <= 0) G.grp_size = m2l_group_size(R, L, G.sms);
+  GroupLevels lv{};
+  lv.nlev = L + 1;
+  lv.gsize = G.grp_size;
+  int64_t ngroups = 0;
+  for (int l = 0; l <= L; ++l) {
+    lv.lo[l] = R.level_offset[l];
+    lv.gbase[l] = ngroups;
+    ngroups += (R.level_offset[l + 1] - R.level_offset[l] + G.grp_size - 1) / G.grp_size;
+  }
+  lv.lo[L + 1] = R.level_offset[L + 1];
+  require(ngroups < (int64_t(1) << 22), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L groups");
+  struct Part {
+    const lists::List* list;
+    int lmin;
+  };
+  std::vector<Part> parts;
+  if (P.modified) {
+    parts.push_back({&P.lists->list[lists::kType1], 2});
+    parts.push_back({&P.lists->list[lists::kType2], 1});
+  } else {
+    parts.push_back({&P.lists->list[lists::kM2L], 2});
+  }
+  // Entry range of each part (rows of levels lmin..L are contiguous).
+  std::vector<int64_t> first(parts.size()), count(parts.size());
+  int64_t nent = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    int64_t o[2] = {0, 0};
+    const lists::List& li = *parts[k].list;
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&o[0], li.offsets + R.level_offset[parts[k].lmin], sizeof(int64_t),
+                                      cudaMemcpyDeviceToHost, s0));
+    GPUFMM_CUDA_CHECK(
+        cudaMemcpyAsync(&o[1], li.offsets + R.level_offset[L + 1], sizeof(int64_t), cudaMemcpyDeviceToHost, s0));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    first[k] = o[0];
+    count[k] = o[1] - o[0];
+    nent += count[k];
+  }
+  G.grp.ngroups = ngroups;
+  require(nent < (int64_t(1) << 31), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L entries");
+  int32_t* gseg = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * (ngroups + 1), "laplace M2L groups"));
+  G.grp.gseg = gseg;
+  if (nent == 0) {
+    GPUFMM_CUDA_CHECK(cudaMemsetAsync(gseg, 0, sizeof(int32_t) * (ngroups + 1), s0));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    return;
+  }
+  // Temporaries: keys, values (in and sorted), unique keys, counts, CUB storage.
+  const size_t n = static_cast<size_t>(nent);
+  int end_bit = 10;
+  while ((int64_t(1) << end_bit) < ngroups * 1024) ++end_bit;
+  gpufmm::cuda::TempStorage tmp(*G.ctx, "laplace M2L group set-up");
+  uint32_t *key = nullptr, *key_s = nullptr, *ukey = nullptr;
+  uint64_t* val = nullptr;
+  int32_t *cnt = nullptr, *nrun_d = nullptr, *seg_begin = nullptr;
+  int32_t nseg = 0;
+  tmp.add(key, nent);
+  tmp.add(key_s, nent);
+  tmp.add(val, nent);
+  tmp.add(ukey, nent);
+  tmp.add(cnt, nent + 1);
+  tmp.add(nrun_d, 1);
+  uint64_t* ent = static_cast<uint64_t*>(G.alloc(n * 8, "laplace M2L group entries"));
+  auto sort = [&](void* t, size_t& b) {
+    return cub::DeviceRadixSort::SortPairs(t, b, key, key_s, val, ent, nent, 0, end_bit, s0);
+  };
+  auto rle = [&](void* t, size_t& b) {
+    return cub::DeviceRunLengthEncode::Encode(t, b, key_s, ukey, cnt, nrun_d, nent, s0);
+  };
+  // Sized for the counts of every entry, run on those of the nseg segments.
+  int64_t nscan = nent + 1;
+  auto scan = [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, cnt, seg_begin, nscan, s0); };
+  tmp.add_cub(sort, "cub::DeviceRadixSort::SortPairs (M2L groups)");
+  tmp.add_cub(rle, "cub::DeviceRunLengthEncode::Encode (M2L groups)");
+  tmp.add_cub(scan, "cub::DeviceScan::ExclusiveSum (M2L groups)");
+  tmp.allocate();
+  int64_t at = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const int64_t r0 = R.level_offset[parts[k].lmin], r1 = R.level_offset[L + 1];
+    if (count[k] > 0) {
+      k_m2l_group_keys<<<blocks_for(G, r1 - r0, 128), 128, 0, s0>>>(r0, r1, lv, dev_list(*parts[k].list),
+                                                                    first[k] - at, key, val);
+      check_launch("laplace M2L group key kernel");
+    }
+    at += count[k];
+  }
+  tmp.run_cub(sort, "cub::DeviceRadixSort::SortPairs (M2L groups)");
+  tmp.run_cub(rle, "cub::DeviceRunLengthEncode::Encode (M2L groups)");
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&nseg, nrun_d, sizeof nseg, cudaMemcpyDeviceToHost, s0));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  seg_begin = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * (size_t(nseg) + 1), "laplace M2L segments"));
+  int32_t* seg_op = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * std::max(nseg, 1), "laplace M2L segments"));
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nseg, 0, sizeof(int32_t), s0));
+  nscan = nseg + 1;
+  tmp.run_cub(scan, "cub::DeviceScan::ExclusiveSum (M2L groups)");
+  k_m2l_group_segments<<<blocks_for(G, int64_t(nseg) + 1, 128), 128, 0, s0>>>(nseg, ngroups, ukey, gseg, seg_op);
+  check_launch("laplace M2L group segment kernel");
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  G.grp.seg_op = seg_op;
+  G.grp.seg_begin = seg_begin;
+  G.grp.ent = ent;
+}
+
+}  // namespace
+
+void laplace_plan_setup(LaplacePlan& P) {
+  require(P.ctx.on_gpu() && P.tree && P.tree->ctx.on_gpu(), GPUFMM_ERROR_INTERNAL,
+          "laplace_plan_setup: the plan's tree is not on a GPU context");
+  DeviceGuard guard(P.ctx);
+  auto G = std::make_shared<GpuData>();
+  G->ctx = &P.ctx;
+  G->device = P.ctx.device;
+  GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&G->sms, cudaDevAttrMultiProcessorCount, G->device));
+  GPUFMM_CUDA_CHECK(
+      cudaDeviceGetAttribute(&G->max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, G->device));
+  int optin = 0;
+  GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, G->device));
+  G->smem_optin = static_cast<size_t>(optin);
+  GPUFMM_CUDA_CHECK(cudaStreamCreateWithFlags(&G->s1, cudaStreamNonBlocking));
+  for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
+  GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
+  GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->join, cudaEventDisableTiming));
+  G->k = P.options.gpu;
+  G->grp_size = G->k.m2l_group;
+
+  using clock = std::chrono::steady_clock;
+  auto t = clock::now();
+  auto lap = [&t](double& field) {
+    const auto u = clock::now();
+    field = std::chrono::duration<double>(u - t).count();
+    t = u;
+  };
+  if (P.single())
+    G->tab_f = device_tables<float>(*G, *P.tables_f, P.options.variable_truncation, P.options.table_cache);
+  else
+    G->tab_d = device_tables<double>(*G, *P.tables_d, P.options.variable_truncation, P.options.table_cache);
+  lap(P.plan_times.setup_tables);
+
+  const cudaStream_t s0 = stream_of(P.ctx);
+  // Grouped M2L needs the work vectors of 4 lanes in shared memory (p <= 44
+  // in double on an H100); beyond, the BpB kernel.
+  if (G->k.m2l == GPUFMM_STRATEGY_GRP && (P.single() ? m2l_group_smem_bytes<float, 4>(P.p)
+                                                   : m2l_group_smem_bytes<double, 4>(P.p)) > G->smem_optin)
+    G->k.m2l = GPUFMM_STRATEGY_BPB;
+  if (G->k.m2l == GPUFMM_STRATEGY_GRP) build_m2l_groups(*G, P, s0);
+  lap(P.plan_times.setup_groups);
+  G->sxyz = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.nsrc, 1), "laplace sources"));
+  // Sorted coordinates: gathered on the device from the plan's device copy
+  // of the user's (laplace_plan_create), or uploaded from host copies.
+  if (P.nsrc > 0 && P.dev_sources != nullptr)
+    gpufmm::cuda::gather_points(P.ctx, P.dev_sources, P.tree->src.perm, P.nsrc, G->sxyz);
+  else if (P.nsrc > 0)
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(G->sxyz, P.src_xyz.data(), sizeof(double) * 3 * P.nsrc,
+                                      cudaMemcpyHostToDevice, s0));
+  if (P.same_sets) {
+    G->txyz = G->sxyz;
+  } else {
+    double* t = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.ntrg, 1), "laplace targets"));
+    if (P.ntrg > 0 && P.dev_targets != nullptr)
+      gpufmm::cuda::gather_points(P.ctx, P.dev_targets, P.tree->recv_own.perm, P.ntrg, t);
+    else if (P.ntrg > 0)
+      GPUFMM_CUDA_CHECK(cudaMemcpyAsync(t, P.trg_xyz.data(), sizeof(double) * 3 * P.ntrg, cudaMemcpyHostToDevice, s0));
+    G->txyz = t;
+  }
+  G->bad = static_cast<unsigned long long*>(G->alloc(2 * sizeof(unsigned long long), "laplace flags"));
+  G->leaf_of = static_cast<int32_t*>(G->alloc(sizeof(int32_t) * std::max<int64_t>(P.ntrg, 1), "laplace leaf map"));
+  const tree::PointSet& R = P.tree->receivers();
+  if (P.ntrg > 0 && R.nboxes > 0) {
+    const int64_t b0 = R.level_offset[P.l_max], nb = R.level_offset[P.l_max + 1] - b0;
+    k_leaf_of<<<blocks_for(*G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), G->leaf_of);
+    check_launch("laplace leaf map kernel");
+  }
+  if (P.ntrg > 0 && P.nsrc > 0 && R.nboxes > 0) build_p2p_units(*G, P, s0);
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  P.gpu = G;
+}
+
+LaplaceGpuKernels& laplace_gpu_kernels(LaplacePlan& P) { return gpu_of(P).k; }
+
+size_t laplace_gpu_bytes(const LaplacePlan& P) {
+  return P.gpu ? static_cast<const GpuData*>(P.gpu.get())->bytes : 0;
+}
+
+}  // namespace cuda
+}  // namespace fmm
+}  // namespace gpufmm
