@@ -78,7 +78,7 @@ void validate_options(const LaplaceOptions& o) {
     if (allowed(st, v)) continue;
     std::string names;
     for (int i = 0; i < st.nallowed; ++i)
-      names += std::string(i ? ", " : "") + "GPUFMM_KERNEL_" + kernel_name(st.allowed[i]) + " (" +
+      names += std::string(i ? ", " : "") + "GPUFMM_STRATEGY_" + kernel_name(st.allowed[i]) + " (" +
                std::to_string(int(st.allowed[i])) + ")";
     std::transform(names.begin(), names.end(), names.begin(), [](char c) { return char(std::toupper(c)); });
     fail(GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", st.field, "' = ", v, " is not one of ", names);
