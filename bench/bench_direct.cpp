@@ -116,7 +116,7 @@ bool measure(gpufmm_context_t ctx, const Kernel& k, int precision, const std::ve
     a.grad = grad.data();
     gpufmm::nearfield::DirectTiming t;
     try {
-      gpufmm::nearfield::direct(*ctx, k.d, static_cast<gpufmm_dtype_t>(precision), a, &t);
+      gpufmm::nearfield::direct(*gpufmm::checked_context(ctx), k.d, static_cast<gpufmm_dtype_t>(precision), a, &t);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "bench_direct: nearfield::direct failed: %s\n", e.what());
       return false;

@@ -3,6 +3,7 @@
 // backend or the CUDA backend of the array's context.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "array/array.hpp"
 #include "core/error.hpp"
@@ -104,7 +105,7 @@ gpufmm_status_t gpufmm_array_wrap(gpufmm_context_t ctx, gpufmm_dtype_t dtype, in
                                                                                         : dtype_size(dtype);
     require(reinterpret_cast<uintptr_t>(data) % real_size == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'data' (",
             data, ") is not aligned to ", real_size, " bytes, as dtype ", dtype_name(dtype), " needs");
-    auto* arr = new Array();
+    auto arr = std::make_unique<Array>();
     arr->ctx = c;
     arr->dtype = dtype;
     arr->rank = rank;
@@ -112,15 +113,13 @@ gpufmm_status_t gpufmm_array_wrap(gpufmm_context_t ctx, gpufmm_dtype_t dtype, in
     arr->count = count;
     arr->data = data;
     arr->owned = false;
-    c->children++;
-    register_handle(arr, HandleKind::Array);
-    *a = arr;
+    *a = array_handle(std::move(arr));
   });
 }
 
 gpufmm_status_t gpufmm_array_destroy(gpufmm_array_t a) {
   if (a == nullptr) return GPUFMM_SUCCESS;
-  return guard("gpufmm_array_destroy", [&] { array_destroy(checked_array(a, "a")); });
+  return guard("gpufmm_array_destroy", [&] { array_destroy(a, "a"); });
 }
 
 gpufmm_status_t gpufmm_array_dtype(gpufmm_array_t a, gpufmm_dtype_t* dtype) {
@@ -159,7 +158,7 @@ gpufmm_status_t gpufmm_array_context(gpufmm_array_t a, gpufmm_context_t* ctx) {
   return guard("gpufmm_array_context", [&] {
     Array* x = checked_array(a, "a");
     require_out(ctx, "ctx");
-    *ctx = x->ctx;
+    *ctx = static_cast<gpufmm_context_t>(x->ctx->handle);
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "core/context.hpp"
@@ -100,31 +101,34 @@ gpufmm_status_t gpufmm_context_create(int device, gpufmm_context_t* ctx) {
       if (device >= ndev)
         fail(GPUFMM_ERROR_NO_DEVICE, "GPU ", device, " requested but ", ndev, " CUDA device(s) are visible");
     }
-    auto* c = new gpufmm_context_s();
+    auto c = std::make_unique<Context>();
     if (device >= 0) {
 #ifdef GPUFMM_HAVE_CUDA
       c->backend = GPUFMM_BACKEND_CUDA;
-      try {
-        cuda::context_init(*c, device);
-      } catch (...) {
-        delete c;
-        throw;
-      }
+      cuda::context_init(*c, device);
 #endif
     }
-    register_handle(c, HandleKind::Context);
-    *ctx = c;
+    try {
+      c->handle = register_handle(c.get(), HandleKind::Context);
+    } catch (...) {
+#ifdef GPUFMM_HAVE_CUDA
+      if (c->on_gpu()) cuda::context_release(*c);
+#endif
+      throw;
+    }
+    *ctx = static_cast<gpufmm_context_t>(c.release()->handle);
   });
 }
 
 gpufmm_status_t gpufmm_context_destroy(gpufmm_context_t ctx) {
   if (ctx == nullptr) return GPUFMM_SUCCESS;
   return guard("gpufmm_context_destroy", [&] {
-    Context* c = checked_context(ctx);
-    const long long n = c->children.load();
-    require(n == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "the context still owns ", n,
-            " live object(s) (arrays, trees or plans): destroy them first");
-    unregister_handle(c, HandleKind::Context);
+    // Once no call runs on the context, no child can appear.
+    auto* c = static_cast<Context*>(retire_handle(ctx, HandleKind::Context, "ctx", [](void* obj) {
+      const long long n = static_cast<Context*>(obj)->children.load();
+      require(n == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "the context still owns ", n,
+              " live object(s) (arrays, trees or plans): destroy them first");
+    }));
 #ifdef GPUFMM_HAVE_CUDA
     if (c->on_gpu()) cuda::context_release(*c);
 #endif

@@ -150,16 +150,14 @@ gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_la
 gpufmm_status_t gpufmm_laplace_plan_destroy(gpufmm_laplace_plan_t plan) {
   return guard("gpufmm_laplace_plan_destroy", [&] {
     if (plan == nullptr) return;
-    require(unregister_handle(plan, HandleKind::LaplacePlan), GPUFMM_ERROR_INVALID_HANDLE,
-            "Laplace plan handle 'plan' is not a live handle (never created, or already destroyed)");
-    delete plan;
+    delete retired_handle<fmm::PlanObject>(plan, HandleKind::LaplacePlan, "plan");
   });
 }
 
 gpufmm_status_t gpufmm_laplace_evaluate(gpufmm_laplace_plan_t plan, const double* charges,
                                         const double* dipoles, double* pot, double* grad) {
   return guard("gpufmm_laplace_evaluate", [&] {
-    gpufmm_laplace_plan_s* h = checked_laplace_plan(plan);
+    fmm::PlanObject* h = checked_laplace_plan(plan);
     std::lock_guard<std::mutex> lock(h->mutex);
     fmm::LaplaceEvalArgs a;
     a.dtype = GPUFMM_FLOAT64;
@@ -176,7 +174,7 @@ gpufmm_status_t gpufmm_laplace_evaluate_arrays(gpufmm_laplace_plan_t plan, gpufm
                                                gpufmm_array_t dipoles, gpufmm_array_t pot,
                                                gpufmm_array_t grad) {
   return guard("gpufmm_laplace_evaluate_arrays", [&] {
-    gpufmm_laplace_plan_s* h = checked_laplace_plan(plan);
+    fmm::PlanObject* h = checked_laplace_plan(plan);
     std::lock_guard<std::mutex> lock(h->mutex);
     const fmm::LaplacePlan& P = *h->plan;
     fmm::LaplaceEvalArgs a;
@@ -192,7 +190,7 @@ gpufmm_status_t gpufmm_laplace_evaluate_arrays(gpufmm_laplace_plan_t plan, gpufm
 
 gpufmm_status_t gpufmm_laplace_plan_info(gpufmm_laplace_plan_t plan, gpufmm_laplace_info_t* info) {
   return guard("gpufmm_laplace_plan_info", [&] {
-    gpufmm_laplace_plan_s* h = checked_laplace_plan(plan);
+    fmm::PlanObject* h = checked_laplace_plan(plan);
     require_out(info, "info");
     std::lock_guard<std::mutex> lock(h->mutex);
     *info = capi::laplace_info(*h->plan);

@@ -121,15 +121,15 @@ void copy_out(const tree::Tree& t, T* host, const T* src, int64_t n) {
 
 // Builds the lists of a built tree, registers both and hands them out.
 void hand_out(std::unique_ptr<tree::Tree> built, unsigned which, gpufmm_tree_t* out) {
-  auto h = std::make_unique<gpufmm_tree_s>();
+  auto h = std::make_unique<TreeObject>();
   h->lists = lists::build(*built, which);
   h->tree = std::move(built);
-  register_handle(h.get(), HandleKind::TreePlan);
-  *out = h.release();
+  *out = static_cast<gpufmm_tree_t>(register_handle(h.get(), HandleKind::TreePlan));
+  h.release();
 }
 
 // Validates an input coordinate array: float64, rank 2, dims (3, n).
-int64_t checked_coords(Context& ctx, gpufmm_array_t a, const char* name) {
+const Array* checked_coords(Context& ctx, gpufmm_array_t a, const char* name) {
   Array* arr = checked_array(a, name);
   require(arr->ctx == &ctx, GPUFMM_ERROR_INVALID_ARGUMENT, "array '", name,
           "' belongs to another context than 'ctx'");
@@ -137,7 +137,7 @@ int64_t checked_coords(Context& ctx, gpufmm_array_t a, const char* name) {
           "' must be float64");
   require(arr->rank == 2 && arr->dims[0] == 3, GPUFMM_ERROR_SIZE_MISMATCH, "array '", name,
           "' must have rank 2 and dims (3, n)");
-  return arr->dims[1];
+  return arr;
 }
 
 }  // namespace
@@ -182,16 +182,18 @@ gpufmm_status_t gpufmm_tree_build_arrays(gpufmm_context_t ctx, const gpufmm_tree
     require_out(out, "tree");
     const tree::Options o = options_from_c(opt);
     const unsigned which = list_mask(opt);
-    const int64_t nsrc = checked_coords(*c, src, "src");
+    const Array* s = checked_coords(*c, src, "src");
+    const int64_t nsrc = s->dims[1];
     int64_t nrecv = nsrc;
     const double* rp = nullptr;
     if (recv != nullptr) {
-      nrecv = checked_coords(*c, recv, "recv");
+      const Array* r = checked_coords(*c, recv, "recv");
+      nrecv = r->dims[1];
       // A non-NULL pointer marks "distinct receivers", even for an empty set.
       static const double kEmpty = 0.0;
-      rp = recv->data ? static_cast<const double*>(recv->data) : &kEmpty;
+      rp = r->data ? static_cast<const double*>(r->data) : &kEmpty;
     }
-    hand_out(tree::build(*c, o, static_cast<const double*>(src->data), nsrc, rp, nrecv, true), which,
+    hand_out(tree::build(*c, o, static_cast<const double*>(s->data), nsrc, rp, nrecv, true), which,
              out);
   });
 }
@@ -199,15 +201,13 @@ gpufmm_status_t gpufmm_tree_build_arrays(gpufmm_context_t ctx, const gpufmm_tree
 gpufmm_status_t gpufmm_tree_destroy(gpufmm_tree_t t) {
   return guard("gpufmm_tree_destroy", [&] {
     if (t == nullptr) return;
-    require(unregister_handle(t, HandleKind::TreePlan), GPUFMM_ERROR_INVALID_HANDLE,
-            "tree handle 'tree' is not a live handle (never created, or already destroyed)");
-    delete t;
+    delete retired_handle<TreeObject>(t, HandleKind::TreePlan, "tree");
   });
 }
 
 gpufmm_status_t gpufmm_tree_stats(gpufmm_tree_t t, gpufmm_tree_stats_t* stats) {
   return guard("gpufmm_tree_stats", [&] {
-    gpufmm_tree_s* h = checked_tree(t);
+    TreeObject* h = checked_tree(t);
     require_out(stats, "stats");
     std::lock_guard<std::mutex> lock(h->mutex);
     if (!h->stats) h->stats = std::make_unique<const lists::TreeStats>(lists::tree_stats(*h->tree, *h->lists));
@@ -272,7 +272,7 @@ gpufmm_status_t gpufmm_tree_get_list(gpufmm_tree_t t, gpufmm_tree_list_t list, i
                                      int64_t entries, int64_t* offsets, int32_t* index,
                                      int32_t* cls, double* eta) {
   return guard("gpufmm_tree_get_list", [&] {
-    const gpufmm_tree_s* h = checked_tree(t);
+    const TreeObject* h = checked_tree(t);
     const tree::Tree& tr = *h->tree;
     const lists::List& l = checked_list(*h->lists, list);
     require(rows == l.rows, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'rows' = ", rows,

@@ -51,7 +51,7 @@ inline HostTree build_host(gpufmm::Context& ctx, const TreeOptions& o, const dou
 
 // The tree and lists behind a C handle.
 inline HostTree host_tree(gpufmm_tree_t handle) {
-  const gpufmm_tree_s* h = gpufmm::checked_tree(handle);
+  const gpufmm::TreeObject* h = gpufmm::checked_tree(handle);
   return host_tree(*h->tree, *h->lists);
 }
 

@@ -51,28 +51,33 @@ int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt) {
   return count;
 }
 
-Array* array_create(Context& ctx, gpufmm_dtype_t dt, int rank, const int64_t* dims) {
+gpufmm_array_s* array_create(Context& ctx, gpufmm_dtype_t dt, int rank, const int64_t* dims) {
   const int64_t count = checked_count(rank, dims, dt);
-  auto* a = new Array();
+  auto a = std::make_unique<Array>();
   a->ctx = &ctx;
   a->dtype = dt;
   a->rank = rank;
   for (int i = 0; i < rank; ++i) a->dims[i] = dims[i];
   a->count = count;
+  void* data = backend_alloc(ctx, static_cast<size_t>(count) * dtype_size(dt), "an array");
+  a->data = data;
   try {
-    a->data = backend_alloc(ctx, static_cast<size_t>(count) * dtype_size(dt), "an array");
+    return array_handle(std::move(a));
   } catch (...) {
-    delete a;
+    backend_free(ctx, data);
     throw;
   }
-  ctx.children++;
-  register_handle(a, HandleKind::Array);
-  return a;
 }
 
-void array_destroy(Array* a) noexcept {
-  if (!a) return;
-  unregister_handle(a, HandleKind::Array);
+gpufmm_array_s* array_handle(std::unique_ptr<Array> a) {
+  auto* h = static_cast<gpufmm_array_s*>(register_handle(a.get(), HandleKind::Array));
+  a->ctx->children++;
+  a.release();
+  return h;
+}
+
+void array_destroy(gpufmm_array_s* handle, const char* argname) {
+  Array* a = retired_handle<Array>(handle, HandleKind::Array, argname);
   if (a->owned) backend_free(*a->ctx, a->data);
   a->ctx->children--;
   delete a;

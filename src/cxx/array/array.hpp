@@ -4,12 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "core/context.hpp"
 #include "core/gpufmm_types.h"
 
-struct gpufmm_array_s {
-  gpufmm_context_s* ctx = nullptr;
+struct gpufmm_array_s;  // a handle: an id (core/handles.hpp)
+
+namespace gpufmm {
+
+struct Array {
+  Context* ctx = nullptr;
   gpufmm_dtype_t dtype = GPUFMM_FLOAT64;
   int rank = 1;
   int64_t dims[GPUFMM_MAX_RANK] = {1, 1, 1};
@@ -18,12 +23,8 @@ struct gpufmm_array_s {
   bool owned = true;     // false for gpufmm_array_wrap
 };
 
-namespace gpufmm {
-
-using Array = gpufmm_array_s;
-
 inline Array* checked_array(gpufmm_array_s* a, const char* argname) {
-  return checked_handle(a, HandleKind::Array, argname);
+  return checked_handle<Array>(a, HandleKind::Array, argname);
 }
 
 size_t dtype_size(gpufmm_dtype_t dt);  // 0 for an invalid dtype
@@ -34,9 +35,14 @@ bool dtype_is_float(gpufmm_dtype_t dt);  // float32/64, complex64/128
 // Validates rank/dims and returns the element count (throws on overflow).
 int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt);
 
-// Creates (and registers) an array; used by other areas too (trees, plans).
-Array* array_create(Context& ctx, gpufmm_dtype_t dt, int rank, const int64_t* dims);
-void array_destroy(Array* a) noexcept;
+// Creates an array and returns its handle; used by other areas too (trees,
+// plans).
+gpufmm_array_s* array_create(Context& ctx, gpufmm_dtype_t dt, int rank, const int64_t* dims);
+// Registers an array, counts it as a child of its context and returns its
+// handle.
+gpufmm_array_s* array_handle(std::unique_ptr<Array> a);
+// Destroys a live handle (core/handles.hpp: waits for the calls using it).
+void array_destroy(gpufmm_array_s* handle, const char* argname);
 
 // Throws TYPE_MISMATCH / SIZE_MISMATCH naming `argname` unless a has dtype
 // `dt` and `count` elements.

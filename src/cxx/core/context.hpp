@@ -13,7 +13,14 @@
 #include "core/handles.hpp"
 #include "core/gpufmm_types.h"
 
-struct gpufmm_context_s {
+// The public handle types are incomplete: a handle is an id that the
+// registry maps to its object (core/handles.hpp).
+struct gpufmm_context_s;
+
+namespace gpufmm {
+
+struct Context {
+  void* handle = nullptr;          // its gpufmm_context_t (core/handles.hpp)
   gpufmm_backend_t backend = GPUFMM_BACKEND_CPU;
   int device = GPUFMM_DEVICE_CPU;  // CUDA ordinal, or GPUFMM_DEVICE_CPU
   void* stream = nullptr;          // cudaStream_t (CUDA backend)
@@ -24,14 +31,10 @@ struct gpufmm_context_s {
   bool on_gpu() const { return backend == GPUFMM_BACKEND_CUDA; }
 };
 
-namespace gpufmm {
-
-using Context = gpufmm_context_s;
-
 enum class Reduction { Sum, Min, Max };
 
 inline Context* checked_context(gpufmm_context_s* c, const char* argname = "ctx") {
-  return checked_handle(c, HandleKind::Context, argname);
+  return checked_handle<Context>(c, HandleKind::Context, argname);
 }
 
 // Bytes of physical host memory (for OUT_OF_MEMORY on the CPU backend).

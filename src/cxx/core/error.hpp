@@ -3,6 +3,7 @@
 // no exception ever crosses the C boundary.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -50,10 +51,24 @@ void require(bool ok, gpufmm_status_t status, A&&... parts) {
 void set_last_error(gpufmm_status_t status, const std::string& message);
 const std::string& last_error() noexcept;
 
+namespace detail {
+// A C API call on the calling thread begins / ends: the handles it looked up
+// are leased from begin_call to end_call (core/handles.hpp).
+size_t begin_call() noexcept;
+void end_call(size_t mark) noexcept;
+
+struct CallScope {
+  size_t mark = begin_call();
+  ~CallScope() { end_call(mark); }
+};
+}  // namespace detail
+
 // Runs f and converts any exception into a status and last-error message.
-// `where` is the C function's name, prefixed to the message.
+// `where` is the C function's name, prefixed to the message. The handles f
+// looks up stay leased until it returns.
 template <class F>
 gpufmm_status_t guard(const char* where, F&& f) noexcept {
+  const detail::CallScope call;
   try {
     f();
     return GPUFMM_SUCCESS;

@@ -1,8 +1,18 @@
-// A registry of live handles: every object handed out through the C API is
-// registered on creation and removed on destroy, so a NULL, foreign or
-// destroyed handle is detected (GPUFMM_ERROR_INVALID_HANDLE) instead of being
-// dereferenced.
+// The registry of live handles. A public handle (gpufmm_array_t, ...) is not
+// the object's address but an opaque id, issued once from a 64-bit counter
+// and never again: a NULL, foreign or destroyed handle is refused
+// (GPUFMM_ERROR_INVALID_HANDLE) whatever the allocator later does with the
+// object's memory.
+//
+// A handle looked up inside a C API call (gpufmm::guard) is leased until
+// that call returns. Destroy retires the handle: lookups fail at once, then
+// it waits for the leases of the calls already running, so no call ever sees
+// a freed object. Outside a C API call (the C++ tests and benchmarks reach
+// objects through the checked_* helpers) nothing is leased: the caller owns
+// the lifetime.
 #pragma once
+
+#include <functional>
 
 #include "core/error.hpp"
 
@@ -12,21 +22,27 @@ enum class HandleKind { Context, Array, TreePlan, LaplacePlan };
 
 const char* handle_kind_name(HandleKind kind);
 
-void register_handle(const void* p, HandleKind kind);
-// Removes p; returns false if it was not registered as `kind`.
-bool unregister_handle(const void* p, HandleKind kind);
-bool handle_is_live(const void* p, HandleKind kind);
+// Registers obj and returns its new public handle.
+void* register_handle(void* obj, HandleKind kind);
+// The object of a live handle of `kind` (leased inside a C API call); else
+// throws INVALID_HANDLE naming the argument.
+void* lease_handle(const void* handle, HandleKind kind, const char* argname);
+// Makes a live handle of `kind` invalid, waits until no running call holds
+// it, runs `check` (which may throw: the handle is then live again and the
+// error propagates) and returns the object, which the caller frees. Throws
+// INVALID_HANDLE naming the argument if the handle is not live. Must not be
+// called on a handle the calling thread holds.
+void* retire_handle(const void* handle, HandleKind kind, const char* argname,
+                    const std::function<void(void*)>& check = {});
 
-// Returns p as T* if it is a live handle of `kind`, else throws INVALID_HANDLE
-// naming the argument.
-template <class T>
-T* checked_handle(T* p, HandleKind kind, const char* argname) {
-  if (p == nullptr)
-    fail(GPUFMM_ERROR_INVALID_HANDLE, handle_kind_name(kind), " handle '", argname, "' is NULL");
-  if (!handle_is_live(p, kind))
-    fail(GPUFMM_ERROR_INVALID_HANDLE, handle_kind_name(kind), " handle '", argname,
-         "' is not a live handle (never created, or already destroyed)");
-  return p;
+template <class T, class H>
+T* checked_handle(H* handle, HandleKind kind, const char* argname) {
+  return static_cast<T*>(lease_handle(handle, kind, argname));
+}
+
+template <class T, class H>
+T* retired_handle(H* handle, HandleKind kind, const char* argname) {
+  return static_cast<T*>(retire_handle(handle, kind, argname));
 }
 
 }  // namespace gpufmm

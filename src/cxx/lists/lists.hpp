@@ -95,16 +95,18 @@ void allocate_entries(Lists& out, const int64_t nnz[kNumLists]);
 }  // namespace lists
 }  // namespace gpufmm
 
-// The object behind gpufmm_tree_t: a tree and the lists asked for.
-struct gpufmm_tree_s {
-  std::unique_ptr<gpufmm::tree::Tree> tree;
-  std::unique_ptr<gpufmm::lists::Lists> lists;
-  std::mutex mutex;  // guards the cached statistics
-  std::unique_ptr<const gpufmm::lists::TreeStats> stats;  // from the first gpufmm_tree_stats
-};
+struct gpufmm_tree_s;  // a handle: an id (core/handles.hpp)
 
 namespace gpufmm {
-inline gpufmm_tree_s* checked_tree(gpufmm_tree_s* t, const char* argname = "tree") {
-  return checked_handle(t, HandleKind::TreePlan, argname);
+// The object behind gpufmm_tree_t: a tree and the lists asked for.
+struct TreeObject {
+  std::unique_ptr<tree::Tree> tree;
+  std::unique_ptr<lists::Lists> lists;
+  std::mutex mutex;  // guards the cached statistics
+  std::unique_ptr<const lists::TreeStats> stats;  // from the first gpufmm_tree_stats
+};
+
+inline TreeObject* checked_tree(gpufmm_tree_s* t, const char* argname = "tree") {
+  return checked_handle<TreeObject>(t, HandleKind::TreePlan, argname);
 }
 }  // namespace gpufmm

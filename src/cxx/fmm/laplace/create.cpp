@@ -357,10 +357,11 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
 }
 
 gpufmm_laplace_plan_s* laplace_plan_handle(std::unique_ptr<LaplacePlan> plan) {
-  auto h = std::make_unique<gpufmm_laplace_plan_s>();
+  auto h = std::make_unique<PlanObject>();
   h->plan = std::move(plan);
-  register_handle(h.get(), HandleKind::LaplacePlan);
-  return h.release();
+  auto* handle = static_cast<gpufmm_laplace_plan_s*>(register_handle(h.get(), HandleKind::LaplacePlan));
+  h.release();
+  return handle;
 }
 
 }  // namespace fmm

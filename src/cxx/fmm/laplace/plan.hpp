@@ -287,20 +287,21 @@ void laplace_class_counts(const tree::Tree& t, const lists::Lists& ls, const int
 }  // namespace fmm
 }  // namespace gpufmm
 
-// The object behind gpufmm_laplace_plan_t.
-struct gpufmm_laplace_plan_s {
-  std::unique_ptr<gpufmm::fmm::LaplacePlan> plan;
-  std::mutex mutex;  // one evaluate at a time per plan (shared workspace)
-};
+struct gpufmm_laplace_plan_s;  // a handle: an id (core/handles.hpp)
 
 namespace gpufmm {
 namespace fmm {
+// The object behind gpufmm_laplace_plan_t.
+struct PlanObject {
+  std::unique_ptr<LaplacePlan> plan;
+  std::mutex mutex;  // one evaluate at a time per plan (shared workspace)
+};
+
 // The C handle of a plan (registered; gpufmm_laplace_plan_destroy frees it).
 gpufmm_laplace_plan_s* laplace_plan_handle(std::unique_ptr<LaplacePlan> plan);
 }  // namespace fmm
 
-inline gpufmm_laplace_plan_s* checked_laplace_plan(gpufmm_laplace_plan_s* p,
-                                                   const char* argname = "plan") {
-  return checked_handle(p, HandleKind::LaplacePlan, argname);
+inline fmm::PlanObject* checked_laplace_plan(gpufmm_laplace_plan_s* p, const char* argname = "plan") {
+  return checked_handle<fmm::PlanObject>(p, HandleKind::LaplacePlan, argname);
 }
 }  // namespace gpufmm
