@@ -7,8 +7,31 @@
  *    untouched when the call fails.
  *  - After a failure, gpufmm_last_error_message() (thread-local) says what
  *    went wrong and names the offending argument.
- *  - Handles are opaque. A handle that was never created, or was destroyed,
- *    is reported as GPUFMM_ERROR_INVALID_HANDLE; destroying NULL is a no-op.
+ *  - Handles are opaque ids, not addresses, and a value is never handed out
+ *    twice: a handle that was never created, or was destroyed, is reported
+ *    as GPUFMM_ERROR_INVALID_HANDLE, forever; destroying NULL is a no-op.
+ *  - Threads. Any call may run on any thread, at the same time as any other
+ *    call. On one handle:
+ *      context: every call may run concurrently (GPU work of all threads is
+ *        queued on the context's one stream, in the order the calls make);
+ *      array: queries (dtype, rank, dims, size, context, data) and calls
+ *        that only read the array may run concurrently; a call that writes
+ *        the array's data concurrently with another call reading or writing
+ *        it is a data race on that memory, as with any buffer (the library
+ *        does not lock arrays);
+ *      tree: every call may run concurrently (a tree is read-only);
+ *      Laplace plan: evaluate, evaluate_arrays and plan_info may be called
+ *        from several threads; they run one at a time per plan (the plan's
+ *        workspace is shared), plans of their own run in parallel.
+ *    Destroy (every handle type) may be called from any thread at any time:
+ *    the handle becomes invalid at once (a call that starts afterwards gets
+ *    INVALID_HANDLE), destroy waits for the calls already running that use
+ *    the handle (on it, or as an argument, e.g. an array passed to
+ *    gpufmm_laplace_evaluate_arrays), then frees it and returns SUCCESS. Of
+ *    two destroys of one handle, one succeeds and the other gets
+ *    INVALID_HANDLE. A context that still owns arrays, trees or plans is not
+ *    destroyed (INVALID_ARGUMENT) and stays valid. Pointers taken from a
+ *    handle (gpufmm_array_data, gpufmm_context_stream) die with it.
  *  - Sizes and counts are int64_t. Multi-dimensional arrays are column-major
  *    (Fortran order): dims[0] varies fastest.
  *  - The library never calls exit() or abort() on bad input.
@@ -60,8 +83,10 @@ typedef struct gpufmm_context_s* gpufmm_context_t;
  * Errors: NOT_SUPPORTED (GPU asked for, CUDA not built in), NO_DEVICE (no
  * such GPU), INVALID_ARGUMENT (device < -2), DEVICE (CUDA init failed). */
 gpufmm_status_t gpufmm_context_create(int device, gpufmm_context_t* ctx);
-/* Frees the context. Arrays and plans made on it must be destroyed first;
- * destroying NULL is a no-op. */
+/* Frees the context, once the calls running on it have returned (see
+ * "Threads" above). Arrays, trees and plans made on it must be destroyed
+ * first (else INVALID_ARGUMENT, the context stays valid); destroying NULL is
+ * a no-op. */
 gpufmm_status_t gpufmm_context_destroy(gpufmm_context_t ctx);
 gpufmm_status_t gpufmm_context_backend(gpufmm_context_t ctx, gpufmm_backend_t* backend);
 gpufmm_status_t gpufmm_context_device_info(gpufmm_context_t ctx, gpufmm_device_info_t* info);
