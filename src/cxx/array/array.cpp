@@ -34,9 +34,20 @@ bool dtype_is_float(gpufmm_dtype_t dt) {
   return dt == GPUFMM_FLOAT32 || dt == GPUFMM_FLOAT64 || dt == GPUFMM_COMPLEX64 || dt == GPUFMM_COMPLEX128;
 }
 
-int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt) {
-  require(dtype_is_valid(dt), GPUFMM_ERROR_TYPE_MISMATCH, "argument 'dtype' = ", static_cast<int>(dt),
+gpufmm_dtype_t checked_dtype(int dt, const char* argname) {
+  require(dtype_is_valid(dt), GPUFMM_ERROR_TYPE_MISMATCH, "argument '", argname, "' = ", dt,
           " is not a gpufmm_dtype_t");
+  return static_cast<gpufmm_dtype_t>(dt);
+}
+
+gpufmm_dtype_t checked_precision(int v, const char* what) {
+  require(v == GPUFMM_FLOAT32 || v == GPUFMM_FLOAT64, GPUFMM_ERROR_INVALID_ARGUMENT, what, " = ", v,
+          " is neither GPUFMM_FLOAT32 (", static_cast<int>(GPUFMM_FLOAT32), ") nor GPUFMM_FLOAT64 (",
+          static_cast<int>(GPUFMM_FLOAT64), ")");
+  return static_cast<gpufmm_dtype_t>(v);
+}
+
+int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt) {
   require(rank >= 1 && rank <= GPUFMM_MAX_RANK, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'rank' = ", rank,
           " is not in 1..", GPUFMM_MAX_RANK);
   require(dims != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dims' is NULL");
