@@ -73,14 +73,21 @@ void scale_or_zero(Context& ctx, gpufmm_dtype_t dt, int64_t n, const void* beta,
     GPUFMM_DISPATCH_CTX(ctx, scal, dt, n, beta, y);
 }
 
-bool valid_op(int op) { return op == GPUFMM_OP_N || op == GPUFMM_OP_T || op == GPUFMM_OP_C; }
+// The operation a caller passed as an int (enum_arg), checked before it
+// becomes a gpufmm_op_t.
+gpufmm_op_t checked_op(int op, const char* name) {
+  require(op == GPUFMM_OP_N || op == GPUFMM_OP_T || op == GPUFMM_OP_C, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '",
+          name, "' = ", op, " is not a gpufmm_op_t");
+  return static_cast<gpufmm_op_t>(op);
+}
 
 }  // namespace
 
 extern "C" {
 
 int64_t gpufmm_dtype_size(gpufmm_dtype_t dtype) {
-  return dtype_is_valid(dtype) ? static_cast<int64_t>(dtype_size(dtype)) : 0;
+  const int dt = enum_arg(dtype);
+  return dtype_is_valid(dt) ? static_cast<int64_t>(dtype_size(static_cast<gpufmm_dtype_t>(dt))) : 0;
 }
 
 gpufmm_status_t gpufmm_array_create(gpufmm_context_t ctx, gpufmm_dtype_t dtype, int rank, const int64_t* dims,
@@ -88,15 +95,16 @@ gpufmm_status_t gpufmm_array_create(gpufmm_context_t ctx, gpufmm_dtype_t dtype, 
   return guard("gpufmm_array_create", [&] {
     Context* c = checked_context(ctx);
     require_out(a, "a");
-    *a = array_create(*c, dtype, rank, dims);
+    *a = array_create(*c, checked_dtype(enum_arg(dtype), "dtype"), rank, dims);
   });
 }
 
-gpufmm_status_t gpufmm_array_wrap(gpufmm_context_t ctx, gpufmm_dtype_t dtype, int rank, const int64_t* dims,
+gpufmm_status_t gpufmm_array_wrap(gpufmm_context_t ctx, gpufmm_dtype_t dtype_arg, int rank, const int64_t* dims,
                                   void* data, gpufmm_array_t* a) {
   return guard("gpufmm_array_wrap", [&] {
     Context* c = checked_context(ctx);
     require_out(a, "a");
+    const gpufmm_dtype_t dtype = checked_dtype(enum_arg(dtype_arg), "dtype");
     const int64_t count = checked_count(rank, dims, dtype);
     require(data != nullptr || count == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'data' is NULL");
     // cuBLAS, CUB and vector loads need at least the alignment of one real
@@ -300,14 +308,13 @@ gpufmm_status_t gpufmm_array_nrm2(gpufmm_array_t x, void* result) {
   });
 }
 
-gpufmm_status_t gpufmm_array_gemv(gpufmm_op_t trans, const void* alpha, gpufmm_array_t A, gpufmm_array_t x,
+gpufmm_status_t gpufmm_array_gemv(gpufmm_op_t trans_arg, const void* alpha, gpufmm_array_t A, gpufmm_array_t x,
                                   const void* beta, gpufmm_array_t y) {
   return guard("gpufmm_array_gemv", [&] {
     Array* a = checked_array(A, "A");
     Array* X = checked_array(x, "x");
     Array* Y = checked_array(y, "y");
-    require(valid_op(trans), GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'trans' = ", static_cast<int>(trans),
-            " is not a gpufmm_op_t");
+    const gpufmm_op_t trans = checked_op(enum_arg(trans_arg), "trans");
     scalar_arg(alpha, "alpha");
     scalar_arg(beta, "beta");
     same_context(*a, *X, "A", "x");
@@ -331,16 +338,14 @@ gpufmm_status_t gpufmm_array_gemv(gpufmm_op_t trans, const void* alpha, gpufmm_a
   });
 }
 
-gpufmm_status_t gpufmm_array_gemm(gpufmm_op_t transa, gpufmm_op_t transb, const void* alpha, gpufmm_array_t A,
+gpufmm_status_t gpufmm_array_gemm(gpufmm_op_t transa_arg, gpufmm_op_t transb_arg, const void* alpha, gpufmm_array_t A,
                                   gpufmm_array_t B, const void* beta, gpufmm_array_t C) {
   return guard("gpufmm_array_gemm", [&] {
     Array* a = checked_array(A, "A");
     Array* b = checked_array(B, "B");
     Array* c = checked_array(C, "C");
-    require(valid_op(transa), GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'transa' = ", static_cast<int>(transa),
-            " is not a gpufmm_op_t");
-    require(valid_op(transb), GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'transb' = ", static_cast<int>(transb),
-            " is not a gpufmm_op_t");
+    const gpufmm_op_t transa = checked_op(enum_arg(transa_arg), "transa");
+    const gpufmm_op_t transb = checked_op(enum_arg(transb_arg), "transb");
     scalar_arg(alpha, "alpha");
     scalar_arg(beta, "beta");
     same_context(*a, *b, "A", "B");

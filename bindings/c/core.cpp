@@ -41,7 +41,7 @@ std::string cpu_model_name() {
 extern "C" {
 
 const char* gpufmm_status_string(gpufmm_status_t s) {
-  switch (s) {
+  switch (enum_arg(s)) {  // any int: read as one, never loaded as the enum
     case GPUFMM_SUCCESS: return "GPUFMM_SUCCESS: no error";
     case GPUFMM_ERROR_INVALID_ARGUMENT: return "GPUFMM_ERROR_INVALID_ARGUMENT: an argument is out of its allowed range";
     case GPUFMM_ERROR_INVALID_HANDLE: return "GPUFMM_ERROR_INVALID_HANDLE: a handle is NULL, was never created, or was destroyed";

@@ -51,12 +51,6 @@ void check_values(const double* v, int64_t n, int per, const char* name, const c
       }
 }
 
-void check_precision(int precision) {
-  require(precision == GPUFMM_FLOAT32 || precision == GPUFMM_FLOAT64, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "argument 'precision' = ", precision, " is neither GPUFMM_FLOAT32 (", static_cast<int>(GPUFMM_FLOAT32),
-          ") nor GPUFMM_FLOAT64 (", static_cast<int>(GPUFMM_FLOAT64), ")");
-}
-
 static_assert(int(kernels::KernelType::kLaplace) == GPUFMM_KERNEL_LAPLACE &&
                   int(kernels::KernelType::kYukawa) == GPUFMM_KERNEL_YUKAWA &&
                   int(kernels::KernelType::kRegularizedLaplace) == GPUFMM_KERNEL_REGULARIZED_LAPLACE &&
@@ -98,7 +92,7 @@ kernels::KernelDesc kernel_desc(const gpufmm_kernel_t* k, const char* name) {
 void direct_host(Context& c, const kernels::KernelDesc& k, int precision, int64_t nsrc, const double* sources,
                  const double* charges, const double* dipoles, int64_t ntrg, const double* targets, double* pot,
                  double* grad) {
-  check_precision(precision);
+  const gpufmm_dtype_t dt = checked_precision(precision, "argument 'precision'");
   check_count(nsrc, "nsrc");
   // targets == NULL: at the sources, ntrg ignored.
   if (targets != nullptr) check_count(ntrg, "ntrg");
@@ -121,7 +115,7 @@ void direct_host(Context& c, const kernels::KernelDesc& k, int precision, int64_
   a.pot = pot;
   a.grad = grad;
   if (a.ntrg == 0) return;
-  nearfield::direct(c, k, static_cast<gpufmm_dtype_t>(precision), a);
+  nearfield::direct(c, k, dt, a);
 }
 
 // A non-NULL array argument of gpufmm_direct_arrays: live, float64, on
@@ -191,7 +185,7 @@ extern "C" gpufmm_status_t gpufmm_direct_arrays(const gpufmm_kernel_t* kernel, i
                                                 gpufmm_array_t grad) {
   return guard("gpufmm_direct_arrays", [&] {
     const kernels::KernelDesc k = kernel_desc(kernel, "kernel");
-    check_precision(precision);
+    const gpufmm_dtype_t dt = checked_precision(precision, "argument 'precision'");
     Context* ctx = nullptr;
     require(sources != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "argument 'sources' is a NULL handle");
     const Array* s = direct_array(sources, ctx, "sources");
@@ -222,7 +216,7 @@ extern "C" gpufmm_status_t gpufmm_direct_arrays(const gpufmm_kernel_t* kernel, i
     a.pot = p && nt > 0 ? static_cast<double*>(p->data) : nullptr;
     a.grad = g && nt > 0 ? static_cast<double*>(g->data) : nullptr;
     if (nt == 0) return;
-    nearfield::direct(*ctx, k, static_cast<gpufmm_dtype_t>(precision), a);
+    nearfield::direct(*ctx, k, dt, a);
   });
 }
 

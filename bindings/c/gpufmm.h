@@ -280,8 +280,9 @@ gpufmm_status_t gpufmm_tree_options_init(gpufmm_tree_options_t* opt);
  * Errors: INVALID_HANDLE (ctx); INVALID_ARGUMENT (tree NULL; negative or
  * too large counts (> 2^31 - 2 points); a NULL coordinate pointer with a
  * positive count; l_max < -1 or > GPUFMM_TREE_MAX_LEVEL; s_max < 1 with
- * l_max = -1; max_level outside 0..21; lists outside 0..15; cube_given with a
- * non-finite centre or a side that is not > 0 and finite; a NaN or Inf
+ * l_max = -1; max_level outside 0..21; lists outside 0..15; kind not
+ * GPUFMM_TREE_UNIFORM or GPUFMM_TREE_ADAPTIVE; cube_given not 0 or 1;
+ * cube_given with a non-finite centre or a side that is not > 0 and finite; a NaN or Inf
  * coordinate - the message names the set and the first bad point index; with
  * cube_given, a point outside the cube - likewise named; a coordinate range
  * so wide that the cube's side overflows); SIZE_MISMATCH (recv NULL and

@@ -24,13 +24,6 @@ static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name k
 namespace gpufmm {
 namespace capi {
 
-namespace {
-void require_flag(int v, const char* field) {
-  require(v == 0 || v == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", field, "' = ", v,
-          " is neither 0 nor 1");
-}
-}  // namespace
-
 void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
   std::memset(opt, 0, sizeof *opt);
   const fmm::LaplaceOptions d;
@@ -56,7 +49,7 @@ fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
   fmm::LaplaceOptions o;
   if (opt == nullptr) return o;
   o.eps = opt->eps;
-  o.precision = static_cast<gpufmm_dtype_t>(opt->precision);
+  o.precision = checked_precision(opt->precision, "options field 'precision'");
   o.p = opt->p;
   o.l_max = opt->l_max;
   o.s_max = opt->s_max;
@@ -65,12 +58,7 @@ fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
   o.variable_truncation = opt->variable_truncation != 0;
   require_flag(opt->table_cache, "table_cache");
   o.table_cache = opt->table_cache != 0;
-  o.gpu.p2m = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_p2m);
-  o.gpu.m2m = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_m2m);
-  o.gpu.m2l = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_m2l);
-  o.gpu.l2l = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_l2l);
-  o.gpu.l2p = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_l2p);
-  o.gpu.p2p = static_cast<gpufmm_laplace_strategy_t>(opt->gpu_p2p);
+  fmm::set_gpu_strategies(o.gpu, {opt->gpu_p2m, opt->gpu_m2m, opt->gpu_m2l, opt->gpu_l2l, opt->gpu_l2p, opt->gpu_p2p});
   require_flag(opt->gpu_overlap, "gpu_overlap");
   o.gpu.overlap = opt->gpu_overlap != 0;
   require_flag(opt->gpu_graph, "gpu_graph");

@@ -21,15 +21,14 @@ using namespace gpufmm;
 
 namespace {
 
-const tree::PointSet& checked_set(const tree::Tree& t, gpufmm_tree_set_t set) {
-  require(set == GPUFMM_TREE_SOURCES || set == GPUFMM_TREE_RECEIVERS,
-          GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'set' = ", static_cast<int>(set),
-          " is not GPUFMM_TREE_SOURCES or GPUFMM_TREE_RECEIVERS");
+// set and list: the ints the caller passed (enum_arg), checked before use.
+const tree::PointSet& checked_set(const tree::Tree& t, int set) {
+  require(set == GPUFMM_TREE_SOURCES || set == GPUFMM_TREE_RECEIVERS, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "argument 'set' = ", set, " is not GPUFMM_TREE_SOURCES or GPUFMM_TREE_RECEIVERS");
   return t.set(set == GPUFMM_TREE_SOURCES ? 0 : 1);
 }
 
-const lists::List& checked_list(const lists::Lists& l, gpufmm_tree_list_t list) {
-  const int k = static_cast<int>(list);
+const lists::List& checked_list(const lists::Lists& l, int k) {
   require(k >= 0 && k < lists::kNumLists, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'list' = ", k,
           " is not a gpufmm_tree_list_t");
   require(l.list[k].built, GPUFMM_ERROR_INVALID_ARGUMENT, "list ", k,
@@ -45,6 +44,7 @@ tree::Options options_from_c(const gpufmm_tree_options_t* opt) {
     o.l_max = opt->l_max;
     o.s_max = opt->s_max;
     o.max_level = opt->max_level;
+    require_flag(opt->cube_given, "cube_given");
     o.cube_given = opt->cube_given != 0;
     for (int k = 0; k < 3; ++k) o.cube_center[k] = opt->cube_center[k];
     o.cube_side = opt->cube_side;
@@ -219,7 +219,7 @@ gpufmm_status_t gpufmm_tree_level_offsets(gpufmm_tree_t t, gpufmm_tree_set_t set
                                           int64_t* offsets) {
   return guard("gpufmm_tree_level_offsets", [&] {
     const tree::Tree& tr = *checked_tree(t)->tree;
-    const tree::PointSet& ps = checked_set(tr, set);
+    const tree::PointSet& ps = checked_set(tr, enum_arg(set));
     require_out(offsets, "offsets");
     require(count == tr.l_max + 2, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'count' = ", count,
             " must be l_max + 2 = ", tr.l_max + 2);
@@ -231,7 +231,7 @@ gpufmm_status_t gpufmm_tree_get_points(gpufmm_tree_t t, gpufmm_tree_set_t set, i
                                        uint64_t* keys, int32_t* perm, int32_t* iperm) {
   return guard("gpufmm_tree_get_points", [&] {
     const tree::Tree& tr = *checked_tree(t)->tree;
-    const tree::PointSet& ps = checked_set(tr, set);
+    const tree::PointSet& ps = checked_set(tr, enum_arg(set));
     require(n == ps.n, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'n' = ", n, " differs from the ",
             ps.n, " points of the set");
     copy_out(tr, keys, ps.keys, n);
@@ -245,7 +245,7 @@ gpufmm_status_t gpufmm_tree_get_boxes(gpufmm_tree_t t, gpufmm_tree_set_t set, in
                                       int32_t* point_begin, int32_t* point_end, double* centers) {
   return guard("gpufmm_tree_get_boxes", [&] {
     const tree::Tree& tr = *checked_tree(t)->tree;
-    const tree::PointSet& ps = checked_set(tr, set);
+    const tree::PointSet& ps = checked_set(tr, enum_arg(set));
     require(nboxes == ps.nboxes, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'nboxes' = ", nboxes,
             " differs from the ", ps.nboxes, " boxes of the set");
     copy_out(tr, keys, ps.box_key, nboxes);
@@ -260,7 +260,7 @@ gpufmm_status_t gpufmm_tree_get_boxes(gpufmm_tree_t t, gpufmm_tree_set_t set, in
 gpufmm_status_t gpufmm_tree_list_size(gpufmm_tree_t t, gpufmm_tree_list_t list, int64_t* rows,
                                       int64_t* entries) {
   return guard("gpufmm_tree_list_size", [&] {
-    const lists::List& l = checked_list(*checked_tree(t)->lists, list);
+    const lists::List& l = checked_list(*checked_tree(t)->lists, enum_arg(list));
     require_out(rows, "rows");
     require_out(entries, "entries");
     *rows = l.rows;
@@ -274,7 +274,7 @@ gpufmm_status_t gpufmm_tree_get_list(gpufmm_tree_t t, gpufmm_tree_list_t list, i
   return guard("gpufmm_tree_get_list", [&] {
     const TreeObject* h = checked_tree(t);
     const tree::Tree& tr = *h->tree;
-    const lists::List& l = checked_list(*h->lists, list);
+    const lists::List& l = checked_list(*h->lists, enum_arg(list));
     require(rows == l.rows, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'rows' = ", rows,
             " differs from the list's ", l.rows, " rows");
     require(entries == l.nnz, GPUFMM_ERROR_SIZE_MISMATCH, "argument 'entries' = ", entries,

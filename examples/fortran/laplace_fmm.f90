@@ -76,6 +76,7 @@ program laplace_fmm
 
   call gpufmm_laplace_plan_destroy(plan)                  ! plans first,
   call gpufmm_context_destroy(ctx)                        ! then the context
+  deallocate (src, q, pot, grad, sample, ysample, ref_pot, ref_grad)
   if (worst > eps) error stop 'laplace_fmm: error above eps'
   print '(a)', 'OK'
 

@@ -475,6 +475,15 @@ TEST_P(ArraySuite, BadCreateArguments) {
   int64_t huge[3] = {int64_t(1) << 40, int64_t(1) << 40, 1};
   EXPECT_EQ(gpufmm_array_create(ctx_, GPUFMM_FLOAT64, 2, huge, &a), GPUFMM_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(gpufmm_last_error_message()).find("overflow"), std::string::npos);
+  // non-zero dims whose product overflows are refused in every order, also
+  // beside a zero dim (which makes the array empty)
+  const int64_t big = int64_t(1) << 40;
+  const int64_t orders[3][3] = {{big, big, 0}, {0, big, big}, {big, 0, big}};
+  for (const auto& d : orders) {
+    EXPECT_EQ(gpufmm_array_create(ctx_, GPUFMM_FLOAT64, 3, d, &a), GPUFMM_ERROR_INVALID_ARGUMENT)
+        << d[0] << " x " << d[1] << " x " << d[2];
+    EXPECT_NE(std::string(gpufmm_last_error_message()).find("overflow"), std::string::npos);
+  }
   EXPECT_EQ(gpufmm_array_create(nullptr, GPUFMM_FLOAT64, 1, dims, &a), GPUFMM_ERROR_INVALID_HANDLE);
   EXPECT_EQ(gpufmm_array_create(ctx_, GPUFMM_FLOAT64, 1, dims, nullptr), GPUFMM_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(a, sentinel);

@@ -89,6 +89,7 @@ program test_fortran_fmm
   allocate (seed(seed_size))
   seed = 20250 + [(st, st = 1, seed_size)]
   call random_seed(put=seed)
+  deallocate (seed)
   call random_points(src)
   call random_points(trg)
   call random_values(q)

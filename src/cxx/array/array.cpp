@@ -34,21 +34,39 @@ bool dtype_is_float(gpufmm_dtype_t dt) {
   return dt == GPUFMM_FLOAT32 || dt == GPUFMM_FLOAT64 || dt == GPUFMM_COMPLEX64 || dt == GPUFMM_COMPLEX128;
 }
 
-int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt) {
-  require(dtype_is_valid(dt), GPUFMM_ERROR_TYPE_MISMATCH, "argument 'dtype' = ", static_cast<int>(dt),
+gpufmm_dtype_t checked_dtype(int dt, const char* argname) {
+  require(dtype_is_valid(dt), GPUFMM_ERROR_TYPE_MISMATCH, "argument '", argname, "' = ", dt,
           " is not a gpufmm_dtype_t");
+  return static_cast<gpufmm_dtype_t>(dt);
+}
+
+gpufmm_dtype_t checked_precision(int v, const char* what) {
+  require(v == GPUFMM_FLOAT32 || v == GPUFMM_FLOAT64, GPUFMM_ERROR_INVALID_ARGUMENT, what, " = ", v,
+          " is neither GPUFMM_FLOAT32 (", static_cast<int>(GPUFMM_FLOAT32), ") nor GPUFMM_FLOAT64 (",
+          static_cast<int>(GPUFMM_FLOAT64), ")");
+  return static_cast<gpufmm_dtype_t>(v);
+}
+
+int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt) {
   require(rank >= 1 && rank <= GPUFMM_MAX_RANK, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'rank' = ", rank,
           " is not in 1..", GPUFMM_MAX_RANK);
   require(dims != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dims' is NULL");
-  const int64_t max_bytes = std::numeric_limits<int64_t>::max();
-  int64_t count = 1;
+  // The product of the non-zero dims must fit 64-bit bytes whatever the
+  // order of the dims and whether another one is 0 (then the count is 0).
+  const int64_t max_count = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(dt));
+  int64_t nonzero = 1;
+  bool empty = false;
   for (int i = 0; i < rank; ++i) {
     require(dims[i] >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dims[", i, "]' = ", dims[i], " is negative");
-    if (dims[i] != 0 && count > max_bytes / static_cast<int64_t>(dtype_size(dt)) / dims[i])
-      fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dims': the array size overflows 64-bit bytes");
-    count *= dims[i];
+    if (dims[i] == 0) {
+      empty = true;
+      continue;
+    }
+    require(nonzero <= max_count / dims[i], GPUFMM_ERROR_INVALID_ARGUMENT,
+            "argument 'dims': the array size overflows 64-bit bytes");
+    nonzero *= dims[i];
   }
-  return count;
+  return empty ? 0 : nonzero;
 }
 
 gpufmm_array_s* array_create(Context& ctx, gpufmm_dtype_t dt, int rank, const int64_t* dims) {

@@ -32,6 +32,13 @@ const char* dtype_name(gpufmm_dtype_t dt);
 bool dtype_is_valid(int dt);
 bool dtype_is_float(gpufmm_dtype_t dt);  // float32/64, complex64/128
 
+// The dtype a caller passed as an int: TYPE_MISMATCH naming `argname`
+// unless it is a gpufmm_dtype_t.
+gpufmm_dtype_t checked_dtype(int dt, const char* argname);
+// A precision passed as an int: INVALID_ARGUMENT unless GPUFMM_FLOAT32 or
+// GPUFMM_FLOAT64; `what` names it ("argument 'precision'").
+gpufmm_dtype_t checked_precision(int v, const char* what);
+
 // Validates rank/dims and returns the element count (throws on overflow).
 int64_t checked_count(int rank, const int64_t* dims, gpufmm_dtype_t dt);
 

@@ -1,12 +1,16 @@
 // CPU backend of the array operations: BLAS (Fortran interface, any
 // LP64 BLAS; OpenBLAS preferred) for the linear algebra, OpenMP for fill and
 // reductions. Level-1 calls are split into chunks of at most INT_MAX elements.
+// sum, dot and nrm2 are our own fixed-order reductions (see `blocked`): the
+// same bits for every thread count and every run, which BLAS does not
+// promise.
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "array/array.hpp"
 
@@ -22,15 +26,6 @@ void sscal_(const int*, const float*, float*, const int*);
 void dscal_(const int*, const double*, double*, const int*);
 void cscal_(const int*, const cf*, cf*, const int*);
 void zscal_(const int*, const cd*, cd*, const int*);
-// Real results only: REAL functions return float in gfortran-built BLAS and
-// OpenBLAS. Complex dots go through gemm (complex function returns differ
-// between BLAS builds).
-double ddot_(const int*, const double*, const int*, const double*, const int*);
-float sdot_(const int*, const float*, const int*, const float*, const int*);
-double dnrm2_(const int*, const double*, const int*);
-float snrm2_(const int*, const float*, const int*);
-double dznrm2_(const int*, const cd*, const int*);
-float scnrm2_(const int*, const cf*, const int*);
 void sgemv_(const char*, const int*, const int*, const float*, const float*, const int*, const float*,
             const int*, const float*, float*, const int*);
 void dgemv_(const char*, const int*, const int*, const double*, const double*, const int*, const double*,
@@ -79,34 +74,109 @@ void fill_t(int64_t n, T* x, T v) {
   for (int64_t i = 0; i < n; ++i) x[i] = v;
 }
 
-// Sum accumulated in Acc: double for floats; for integers the unsigned type
-// of the same width, so that sums wrap like C unsigned arithmetic (no
-// undefined overflow).
+// Deterministic reductions: [0, n) is cut into blocks of kBlock elements
+// (a fixed size, not one per thread); any thread reduces a block in index
+// order, with kLanes interleaved accumulators (vectorisable without
+// reassociation), and one thread then adds the block partials in block
+// order. The result depends on n and the data only: the same bits for every
+// thread count and every run.
+constexpr int64_t kBlock = 4096;
+constexpr int kLanes = 8;
+
+// term(i) -> Acc for i in [begin, end), summed in the fixed order above.
+template <class Acc, class Term>
+Acc block_sum(int64_t begin, int64_t end, const Term& term) {
+  Acc acc[kLanes];
+  for (Acc& a : acc) a = Acc();
+  int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += term(i + l);
+  for (; i < end; ++i) acc[i % kLanes] += term(i);
+  for (int l = 1; l < kLanes; ++l) acc[0] += acc[l];
+  return acc[0];
+}
+
+// The sum of term(i) over [0, n), n > 0, deterministic.
+template <class Acc, class Term>
+Acc blocked(int64_t n, const Term& term) {
+  const int64_t nb = (n + kBlock - 1) / kBlock;
+  std::vector<Acc> part(static_cast<size_t>(nb));
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < nb; ++b) part[b] = block_sum<Acc>(b * kBlock, std::min(n, (b + 1) * kBlock), term);
+  Acc total = part[0];
+  for (int64_t b = 1; b < nb; ++b) total += part[b];
+  return total;
+}
+
+// Sum accumulated in Acc: double (or complex<double>) for floats; for
+// integers the unsigned type of the same width, so that sums wrap like C
+// unsigned arithmetic (no undefined overflow).
 template <class T, class Acc>
 void sum_t(int64_t n, const T* x, void* result) {
-  Acc s = Acc(0);
-#pragma omp parallel
-  {
-    Acc local = Acc(0);
-#pragma omp for schedule(static) nowait
-    for (int64_t i = 0; i < n; ++i) local += static_cast<Acc>(x[i]);
-#pragma omp critical
-    s += local;
-  }
-  T out = static_cast<T>(s);
+  const Acc s = blocked<Acc>(n, [x](int64_t i) { return static_cast<Acc>(x[i]); });
+  const T out = static_cast<T>(s);
   std::memcpy(result, &out, sizeof(T));
 }
 
+// conj(x) y (x^T y for reals), accumulated in double or complex<double>.
 template <class T>
-void csum_t(int64_t n, const std::complex<T>* x, void* result) {
-  double re = 0, im = 0;
-#pragma omp parallel for reduction(+ : re, im) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    re += x[i].real();
-    im += x[i].imag();
-  }
-  std::complex<T> out(static_cast<T>(re), static_cast<T>(im));
+void dot_t(int64_t n, const T* x, const T* y, void* result) {
+  const double d = blocked<double>(n, [x, y](int64_t i) { return double(x[i]) * double(y[i]); });
+  const T out = static_cast<T>(d);
   std::memcpy(result, &out, sizeof out);
+}
+
+template <class T>
+void dot_t(int64_t n, const std::complex<T>* x, const std::complex<T>* y, void* result) {
+  const cd d = blocked<cd>(n, [x, y](int64_t i) {
+    const double xr = x[i].real(), xi = x[i].imag(), yr = y[i].real(), yi = y[i].imag();
+    return cd(xr * yr + xi * yi, xr * yi - xi * yr);
+  });
+  const std::complex<T> out(static_cast<T>(d.real()), static_cast<T>(d.imag()));
+  std::memcpy(result, &out, sizeof out);
+}
+
+// Squares of single-precision values summed in double can neither overflow
+// nor underflow; the norm is rounded to float once.
+float nrm2_single(int64_t n, const float* v) {
+  return static_cast<float>(std::sqrt(blocked<double>(n, [v](int64_t i) { return double(v[i]) * double(v[i]); })));
+}
+
+// Double precision: Blue's three accumulators (as the reference BLAS dnrm2
+// of LAPACK 3.10): squares of small, medium and big values, the small and
+// big ones scaled so that no square overflows or underflows. Sums of them
+// add, so they reduce in blocks like the other sums.
+struct BlueSums {
+  static constexpr double kTsml = 0x1p-511, kTbig = 0x1p486, kSsml = 0x1p537, kSbig = 0x1p-538;
+  double sml = 0, med = 0, big = 0;
+  BlueSums& operator+=(const BlueSums& o) {
+    sml += o.sml;
+    med += o.med;
+    big += o.big;
+    return *this;
+  }
+  static BlueSums of(double v) {  // NaN goes to med and propagates
+    const double a = std::fabs(v);
+    BlueSums t;
+    if (a > kTbig) t.big = (a * kSbig) * (a * kSbig);
+    else if (a < kTsml) t.sml = (a * kSsml) * (a * kSsml);
+    else t.med = a * a;
+    return t;
+  }
+  double norm() const {
+    if (big > 0) return std::sqrt(big + (med * kSbig) * kSbig) / kSbig;
+    if (sml > 0) {
+      if (!(med > 0) && !std::isnan(med)) return std::sqrt(sml) / kSsml;
+      const double m = std::sqrt(med), s = std::sqrt(sml) / kSsml;
+      const double lo = std::isnan(m) || m < s ? m : s, hi = std::isnan(m) || m < s ? s : m;
+      return hi * std::sqrt(1 + (lo / hi) * (lo / hi));
+    }
+    return std::sqrt(med);
+  }
+};
+
+double nrm2_double(int64_t n, const double* v) {
+  return blocked<BlueSums>(n, [v](int64_t i) { return BlueSums::of(v[i]); }).norm();
 }
 
 // min/max with NaN propagation for floating types.
@@ -176,57 +246,31 @@ void scal(gpufmm_dtype_t dt, int64_t n, const void* alpha, void* x) {
 }
 
 void dot(gpufmm_dtype_t dt, int64_t n, const void* x, const void* y, void* result) {
-  const int one = 1;
-  double d = 0;
-  cd z = 0;
-  chunks(n, [&](int64_t o, int len) {
-    switch (dt) {
-      case GPUFMM_FLOAT32: d += sdot_(&len, (const float*)x + o, &one, (const float*)y + o, &one); break;
-      case GPUFMM_FLOAT64: d += ddot_(&len, (const double*)x + o, &one, (const double*)y + o, &one); break;
-      case GPUFMM_COMPLEX64: {  // conj(x)^T y as a 1x1 gemm
-        const cf a(1), b(0);
-        cf r(0);
-        cgemm_("C", "N", &one, &one, &len, &a, (const cf*)x + o, &len, (const cf*)y + o, &len, &b, &r, &one);
-        z += cd(r);
-        break;
-      }
-      case GPUFMM_COMPLEX128: {
-        const cd a(1), b(0);
-        cd r(0);
-        zgemm_("C", "N", &one, &one, &len, &a, (const cd*)x + o, &len, (const cd*)y + o, &len, &b, &r, &one);
-        z += r;
-        break;
-      }
-      default: not_float(dt, "dot");
-    }
-  });
   switch (dt) {
-    case GPUFMM_FLOAT32: { float f = static_cast<float>(d); std::memcpy(result, &f, 4); break; }
-    case GPUFMM_FLOAT64: std::memcpy(result, &d, 8); break;
-    case GPUFMM_COMPLEX64: { cf f(z); std::memcpy(result, &f, 8); break; }
-    default: std::memcpy(result, &z, 16); break;
+    case GPUFMM_FLOAT32: dot_t(n, (const float*)x, (const float*)y, result); break;
+    case GPUFMM_FLOAT64: dot_t(n, (const double*)x, (const double*)y, result); break;
+    case GPUFMM_COMPLEX64: dot_t(n, (const cf*)x, (const cf*)y, result); break;
+    case GPUFMM_COMPLEX128: dot_t(n, (const cd*)x, (const cd*)y, result); break;
+    default: not_float(dt, "dot");
   }
 }
 
+// A complex array is the real array of its 2n components.
 void nrm2(gpufmm_dtype_t dt, int64_t n, const void* x, void* result) {
-  const int one = 1;
-  double r = 0;
-  chunks(n, [&](int64_t o, int len) {
-    double part = 0;
-    switch (dt) {
-      case GPUFMM_FLOAT32: part = snrm2_(&len, (const float*)x + o, &one); break;
-      case GPUFMM_FLOAT64: part = dnrm2_(&len, (const double*)x + o, &one); break;
-      case GPUFMM_COMPLEX64: part = scnrm2_(&len, (const cf*)x + o, &one); break;
-      case GPUFMM_COMPLEX128: part = dznrm2_(&len, (const cd*)x + o, &one); break;
-      default: not_float(dt, "nrm2");
+  switch (dt) {
+    case GPUFMM_FLOAT32:
+    case GPUFMM_COMPLEX64: {
+      const float f = nrm2_single(dt == GPUFMM_FLOAT32 ? n : 2 * n, static_cast<const float*>(x));
+      std::memcpy(result, &f, 4);
+      break;
     }
-    r = std::hypot(r, part);
-  });
-  if (dt == GPUFMM_FLOAT32 || dt == GPUFMM_COMPLEX64) {
-    float f = static_cast<float>(r);
-    std::memcpy(result, &f, 4);
-  } else {
-    std::memcpy(result, &r, 8);
+    case GPUFMM_FLOAT64:
+    case GPUFMM_COMPLEX128: {
+      const double d = nrm2_double(dt == GPUFMM_FLOAT64 ? n : 2 * n, static_cast<const double*>(x));
+      std::memcpy(result, &d, 8);
+      break;
+    }
+    default: not_float(dt, "nrm2");
   }
 }
 
@@ -265,8 +309,8 @@ void reduce(gpufmm_dtype_t dt, Reduction op, int64_t n, const void* x, void* res
       case GPUFMM_INT64: sum_t<int64_t, uint64_t>(n, (const int64_t*)x, result); return;
       case GPUFMM_FLOAT32: sum_t<float, double>(n, (const float*)x, result); return;
       case GPUFMM_FLOAT64: sum_t<double, double>(n, (const double*)x, result); return;
-      case GPUFMM_COMPLEX64: csum_t<float>(n, (const cf*)x, result); return;
-      case GPUFMM_COMPLEX128: csum_t<double>(n, (const cd*)x, result); return;
+      case GPUFMM_COMPLEX64: sum_t<cf, cd>(n, (const cf*)x, result); return;
+      case GPUFMM_COMPLEX128: sum_t<cd, cd>(n, (const cd*)x, result); return;
     }
     fail(GPUFMM_ERROR_INTERNAL, "reduce: bad dtype");
   }

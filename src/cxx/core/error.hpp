@@ -5,9 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "core/gpufmm_types.h"
@@ -85,6 +87,24 @@ gpufmm_status_t guard(const char* where, F&& f) noexcept {
     set_last_error(GPUFMM_ERROR_INTERNAL, std::string(where) + ": internal error (unknown exception)");
     return GPUFMM_ERROR_INTERNAL;
   }
+}
+
+// The int a C or Fortran caller passed for an enum-typed parameter, read
+// from its bytes: an out-of-range value (42) loaded as the enum is undefined
+// behaviour in C++, so every enum argument is validated as an int first and
+// converted only then.
+template <class E>
+int enum_arg(const E& e) {
+  static_assert(std::is_enum<E>::value && sizeof(E) == sizeof(int), "an enum of the C API");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+// Checks a 0/1 flag field of an options struct, named `field`.
+inline void require_flag(int v, const char* field) {
+  require(v == 0 || v == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", field, "' = ", v,
+          " is neither 0 nor 1");
 }
 
 // Checks an output pointer argument.

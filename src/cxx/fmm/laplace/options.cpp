@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "array/array.hpp"
 #include "core/error.hpp"
 #include "fmm/laplace/math.hpp"
 #include "tree/tree.hpp"
@@ -49,21 +50,30 @@ const char* kernel_name(gpufmm_laplace_strategy_t k) {
   return "?";
 }
 
-bool allowed(const StageKernels& st, int v) {
+// The strategy v (an int, as the C options hold it) of stage st, checked
+// before it becomes a gpufmm_laplace_strategy_t.
+gpufmm_laplace_strategy_t checked_strategy(const StageKernels& st, int v) {
   for (int i = 0; i < st.nallowed; ++i)
-    if (st.allowed[i] == v) return true;
-  return false;
+    if (st.allowed[i] == v) return st.allowed[i];
+  std::string names;
+  for (int i = 0; i < st.nallowed; ++i)
+    names += std::string(i ? ", " : "") + "GPUFMM_STRATEGY_" + kernel_name(st.allowed[i]) + " (" +
+             std::to_string(int(st.allowed[i])) + ")";
+  std::transform(names.begin(), names.end(), names.begin(), [](char c) { return char(std::toupper(c)); });
+  fail(GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", st.field, "' = ", v, " is not one of ", names);
 }
 
 }  // namespace
 
+void set_gpu_strategies(LaplaceGpuKernels& k, const int (&values)[kNumGpuStages]) {
+  static_assert(sizeof kStages / sizeof kStages[0] == kNumGpuStages, "one value per stage");
+  for (int i = 0; i < kNumGpuStages; ++i) k.*kStages[i].member = checked_strategy(kStages[i], values[i]);
+}
+
 void validate_options(const LaplaceOptions& o) {
   require(std::isfinite(o.eps) && o.eps > 0.0 && o.eps < 1.0, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'eps' = ", o.eps, " is not in (0, 1)");
-  require(o.precision == GPUFMM_FLOAT32 || o.precision == GPUFMM_FLOAT64,
-          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'precision' = ", static_cast<int>(o.precision),
-          " is neither GPUFMM_FLOAT32 (", static_cast<int>(GPUFMM_FLOAT32), ") nor GPUFMM_FLOAT64 (",
-          static_cast<int>(GPUFMM_FLOAT64), ")");
+  checked_precision(static_cast<int>(o.precision), "options field 'precision'");
   require(o.p == 0 || (o.p >= 1 && o.p <= kMaxP), GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'p' = ", o.p, " is not 0 (from eps) or in 1..", kMaxP, " (GPUFMM_LAPLACE_MAX_P)");
   require(o.l_max >= -1 && o.l_max <= tree::kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
@@ -73,16 +83,7 @@ void validate_options(const LaplaceOptions& o) {
   require(o.stencil == GPUFMM_STENCIL_MODIFIED || o.stencil == GPUFMM_STENCIL_STANDARD,
           GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'stencil' = ", o.stencil,
           " is neither GPUFMM_STENCIL_MODIFIED (0) nor GPUFMM_STENCIL_STANDARD (1)");
-  for (const StageKernels& st : kStages) {
-    const int v = o.gpu.*st.member;
-    if (allowed(st, v)) continue;
-    std::string names;
-    for (int i = 0; i < st.nallowed; ++i)
-      names += std::string(i ? ", " : "") + "GPUFMM_STRATEGY_" + kernel_name(st.allowed[i]) + " (" +
-               std::to_string(int(st.allowed[i])) + ")";
-    std::transform(names.begin(), names.end(), names.begin(), [](char c) { return char(std::toupper(c)); });
-    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "options field '", st.field, "' = ", v, " is not one of ", names);
-  }
+  for (const StageKernels& st : kStages) checked_strategy(st, o.gpu.*st.member);
 }
 
 bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {

@@ -94,6 +94,12 @@ struct LaplaceOptions {
 // names it).
 void validate_options(const LaplaceOptions& o);
 
+// Sets the strategies of k from the ints of the C options, in the order
+// p2m, m2m, m2l, l2l, l2p, p2p; each is checked as an int before it becomes
+// a gpufmm_laplace_strategy_t (INVALID_ARGUMENT naming the gpu_* field).
+constexpr int kNumGpuStages = 6;
+void set_gpu_strategies(LaplaceGpuKernels& k, const int (&values)[kNumGpuStages]);
+
 // Parses "p2p=bpb,m2l=tpb,..." (keys p2m m2m m2l l2l l2p p2p overlap graph
 // work p2m_warps bpb_slots m2l_group m2l_lanes m2l_threads; values as
 // laplace_gpu_kernels_string writes them) into k. Returns false, leaving the
