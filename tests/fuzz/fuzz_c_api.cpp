@@ -1,0 +1,310 @@
+// libFuzzer target over the C API (issue 14): a byte stream is decoded into a
+// sequence of calls - contexts, arrays of arbitrary dtype / rank / dims,
+// transfers, array operations, octrees, Laplace plans and evaluates, direct
+// sums of every kernel, destroys (stale and NULL handles included) - with
+// arbitrary values: counts, enum values as raw integers, coordinates and
+// charges including NaN, Inf and huge values, eps and option fields.
+//
+// Invariants checked after every call (a violation aborts, which libFuzzer
+// reports with the input that caused it):
+//  - the status is one of gpufmm_status_t's values;
+//  - a failed call leaves a non-empty message naming the function;
+//  - a failed call leaves its outputs untouched (poisoned before the call);
+//  - on benign inputs (finite, in a unit box, eps >= 1e-10, double) the FMM
+//    agrees with the direct sum within 100 eps (relative L2).
+// Sanitizers (ASan, UBSan) catch memory errors and undefined behaviour.
+// Build and run: tools/run-fuzz [seconds] (clang with libFuzzer).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpufmm.h"
+
+extern "C" {
+// tests/fuzz/enum_calls.c: enum-typed parameters passed as raw ints, from C.
+gpufmm_status_t fuzz_array_create(gpufmm_context_t ctx, int dtype, int rank, const int64_t* dims,
+                                  gpufmm_array_t* out);
+gpufmm_status_t fuzz_tree_list_size(gpufmm_tree_t tree, int list, int64_t* rows, int64_t* entries);
+}
+
+namespace {
+
+// Reads the input front to back; past the end it yields zeros.
+class Bytes {
+ public:
+  Bytes(const uint8_t* d, size_t n) : d_(d), n_(n) {}
+  bool done() const { return i_ >= n_; }
+  uint8_t u8() { return i_ < n_ ? d_[i_++] : 0; }
+  int small(int m) { return m > 0 ? u8() % m : 0; }  // in [0, m)
+  int32_t i32() {
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) v |= uint32_t(u8()) << (8 * k);
+    return int32_t(v);
+  }
+  // A count: mostly small, sometimes negative or huge.
+  int64_t count(int64_t typical) {
+    switch (small(8)) {
+      case 0: return -int64_t(u8()) - 1;
+      case 1: return int64_t(1) << (40 + small(23));
+      default: return small(int(typical) + 1);
+    }
+  }
+  // A double: mostly in [0, 1), sometimes special or extreme.
+  double real() {
+    switch (small(16)) {
+      case 0: return NAN;
+      case 1: return u8() & 1 ? INFINITY : -INFINITY;
+      case 2: return std::ldexp(1.0, small(2040) - 1020);
+      case 3: return -std::ldexp(double(u8()), small(80) - 40);
+      case 4: return 0.0;
+      default: return double(uint32_t(i32())) / 4294967296.0;
+    }
+  }
+  // An enum-typed argument as a raw integer: usually valid, sometimes not.
+  int enumval(int nvalid) {
+    switch (small(6)) {
+      case 0: return i32();
+      case 1: return -1;
+      default: return small(nvalid);
+    }
+  }
+
+ private:
+  const uint8_t* d_;
+  size_t n_, i_ = 0;
+};
+
+[[noreturn]] void violated(const char* what, const char* call) {
+  std::fprintf(stderr, "fuzz_c_api: invariant violated after %s: %s (last message: %s)\n", call, what,
+               gpufmm_last_error_message());
+  std::abort();
+}
+
+// The status invariants of one call.
+void check(gpufmm_status_t s, const char* call) {
+  if (int(s) < 0 || int(s) > int(GPUFMM_ERROR_INTERNAL)) violated("status out of range", call);
+  if (s == GPUFMM_ERROR_INTERNAL) violated("GPUFMM_ERROR_INTERNAL", call);
+  if (s != GPUFMM_SUCCESS) {
+    const std::string m = gpufmm_last_error_message();
+    if (m.empty()) violated("empty message on failure", call);
+    if (m.find(call) == std::string::npos) violated("message does not name the function", call);
+  }
+}
+
+constexpr double kPoison = -12345.678;
+
+bool untouched(const std::vector<double>& v) {
+  for (double x : v)
+    if (!(x == kPoison)) return false;
+  return true;
+}
+
+double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
+  double e = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    e += (a[i] - b[i]) * (a[i] - b[i]);
+    n += b[i] * b[i];
+  }
+  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
+}
+
+struct State {
+  std::vector<gpufmm_context_t> ctx;  // live and destroyed (stale) ones
+  std::vector<gpufmm_array_t> arr;
+  std::vector<gpufmm_laplace_plan_t> plan;
+  std::vector<int64_t> plan_n;  // sources of each plan (targets = sources)
+  std::vector<gpufmm_tree_t> tree;
+};
+
+template <class H>
+H pick(Bytes& b, const std::vector<H>& v) {
+  if (v.empty() || b.small(8) == 0) return nullptr;  // NULL now and then
+  return v[size_t(b.small(int(v.size())))];
+}
+
+gpufmm_context_t live_or_new(Bytes& b, State& st) {
+  gpufmm_context_t c = pick(b, st.ctx);
+  if (c) return c;
+  check(gpufmm_context_create(GPUFMM_DEVICE_CPU, &c), "gpufmm_context_create");
+  st.ctx.push_back(c);
+  return c;
+}
+
+std::vector<double> points(Bytes& b, int64_t n, bool benign) {
+  std::vector<double> p(size_t(3 * n));
+  for (auto& x : p) x = benign ? double(b.u8()) / 256.0 + 1e-3 * double(b.small(7)) : b.real();
+  return p;
+}
+
+void op_array(Bytes& b, State& st) {
+  gpufmm_context_t c = live_or_new(b, st);
+  const int dtype = b.enumval(6), rank = b.small(5);
+  int64_t dims[3] = {b.count(40), b.count(4), b.count(3)};
+  gpufmm_array_t a = reinterpret_cast<gpufmm_array_t>(0x1);
+  const gpufmm_status_t s = fuzz_array_create(c, dtype, rank, dims, &a);
+  check(s, "gpufmm_array_create");
+  if (s != GPUFMM_SUCCESS) {
+    if (a != reinterpret_cast<gpufmm_array_t>(0x1)) violated("output written on failure", "gpufmm_array_create");
+    return;
+  }
+  st.arr.push_back(a);
+  int64_t n = 0;
+  check(gpufmm_array_size(a, &n), "gpufmm_array_size");
+  std::vector<double> host(size_t(std::min<int64_t>(n, 4096)) * 2 + 2);
+  for (auto& x : host) x = b.real();
+  check(gpufmm_array_upload(a, host.data(), b.count(n)), "gpufmm_array_upload");
+}
+
+void op_array_math(Bytes& b, State& st) {
+  gpufmm_array_t x = pick(b, st.arr), y = pick(b, st.arr);
+  double out[2] = {kPoison, kPoison};
+  double alpha[2] = {b.real(), b.real()};
+  switch (b.small(8)) {
+    case 0: check(gpufmm_array_sum(x, out), "gpufmm_array_sum"); break;
+    case 1: check(gpufmm_array_min(x, out), "gpufmm_array_min"); break;
+    case 2: check(gpufmm_array_max(x, out), "gpufmm_array_max"); break;
+    case 3: check(gpufmm_array_nrm2(x, out), "gpufmm_array_nrm2"); break;
+    case 4: check(gpufmm_array_dot(x, y, out), "gpufmm_array_dot"); break;
+    case 5: check(gpufmm_array_axpy(alpha, x, y), "gpufmm_array_axpy"); break;
+    case 6: check(gpufmm_array_scal(alpha, x), "gpufmm_array_scal"); break;
+    default: check(gpufmm_array_copy(x, y), "gpufmm_array_copy"); break;
+  }
+}
+
+void op_direct(Bytes& b, State& st) {
+  gpufmm_context_t c = live_or_new(b, st);
+  gpufmm_kernel_t k;
+  double params[4] = {b.real(), b.real(), b.real(), b.real()};
+  const int type = b.enumval(4), np = b.small(4);
+  const gpufmm_status_t sk = gpufmm_kernel_init(&k, type, np, params);
+  check(sk, "gpufmm_kernel_init");
+  if (sk != GPUFMM_SUCCESS) k.type = b.i32();  // a hand-made, bad kernel
+  const int64_t ns = b.count(30), nt = b.count(20);
+  const bool benign = b.small(2) == 0;
+  const auto src = points(b, std::max<int64_t>(0, std::min<int64_t>(ns, 64)), benign);
+  const auto trg = points(b, std::max<int64_t>(0, std::min<int64_t>(nt, 64)), benign);
+  std::vector<double> q(src.size() / 3 + 1);
+  for (auto& v : q) v = benign ? double(b.u8()) / 128.0 - 1.0 : b.real();
+  const int64_t m = b.small(2) ? int64_t(trg.size() / 3) : int64_t(src.size() / 3);
+  std::vector<double> pot(size_t(m) + 1, kPoison), grad(3 * size_t(m) + 3, kPoison);
+  const bool at_src = m == int64_t(src.size() / 3) && b.small(2);
+  const gpufmm_status_t s =
+      gpufmm_direct(c, &k, b.enumval(12), std::min<int64_t>(ns, int64_t(src.size() / 3)), src.data(), q.data(), m,
+                    at_src ? nullptr : trg.data(), b.small(4) ? pot.data() : nullptr,
+                    b.small(4) ? grad.data() : nullptr);
+  check(s, "gpufmm_direct");
+  if (s != GPUFMM_SUCCESS && !(untouched(pot) && untouched(grad))) violated("outputs written on failure", "gpufmm_direct");
+}
+
+void op_tree(Bytes& b, State& st) {
+  gpufmm_context_t c = live_or_new(b, st);
+  gpufmm_tree_options_t o;
+  check(gpufmm_tree_options_init(&o), "gpufmm_tree_options_init");
+  if (b.small(2)) o.l_max = b.small(2) ? b.small(8) - 1 : b.i32();
+  if (b.small(2)) o.s_max = b.small(2) ? b.small(40) : b.i32();
+  if (b.small(3) == 0) o.max_level = b.i32();
+  if (b.small(3) == 0) o.cube_given = b.enumval(2);
+  if (o.cube_given == 1) {
+    o.cube_center[0] = b.real(), o.cube_center[1] = b.real(), o.cube_center[2] = b.real();
+    o.cube_side = b.real();
+  }
+  if (b.small(3) == 0) o.lists = b.i32();
+  if (b.small(2)) o.kind = b.enumval(2);
+  const int64_t n = std::min<int64_t>(b.count(60), 200);
+  const auto src = points(b, std::max<int64_t>(n, 0), b.small(2) == 0);
+  gpufmm_tree_t t = nullptr;
+  const gpufmm_status_t s = gpufmm_tree_build(c, &o, n, src.data(), n, nullptr, &t);
+  check(s, "gpufmm_tree_build");
+  if (s != GPUFMM_SUCCESS) {
+    if (t != nullptr) violated("output written on failure", "gpufmm_tree_build");
+    return;
+  }
+  st.tree.push_back(t);
+  gpufmm_tree_stats_t ts;
+  check(gpufmm_tree_stats(t, &ts), "gpufmm_tree_stats");
+  int64_t rows = 0, entries = 0;
+  check(fuzz_tree_list_size(t, b.enumval(4), &rows, &entries), "gpufmm_tree_list_size");
+}
+
+void op_plan(Bytes& b, State& st) {
+  gpufmm_context_t c = live_or_new(b, st);
+  gpufmm_laplace_options_t o;
+  check(gpufmm_laplace_options_init(&o), "gpufmm_laplace_options_init");
+  const bool benign = b.small(2) == 0;
+  o.eps = benign ? std::pow(10.0, -1.0 - b.small(10)) : b.real();
+  if (b.small(3) == 0) o.precision = b.enumval(6);
+  if (b.small(3) == 0) o.p = b.small(2) ? b.small(60) : b.i32();
+  if (b.small(3) == 0) o.l_max = b.small(2) ? b.small(6) - 1 : b.i32();
+  if (b.small(3) == 0) o.s_max = b.small(2) ? b.small(40) - 1 : b.i32();
+  if (b.small(4) == 0) o.stencil = b.enumval(2);
+  if (b.small(4) == 0) o.variable_truncation = b.enumval(2);
+  if (b.small(6) == 0) o.gpu_m2l = b.enumval(6);
+  const int64_t n = std::min<int64_t>(b.count(120), 400);
+  const auto src = points(b, std::max<int64_t>(n, 0), benign);
+  gpufmm_laplace_plan_t p = nullptr;
+  const gpufmm_status_t s = gpufmm_laplace_plan_create(c, &o, n, src.data(), 0, nullptr, &p);
+  check(s, "gpufmm_laplace_plan_create");
+  if (s != GPUFMM_SUCCESS) {
+    if (p != nullptr) violated("output written on failure", "gpufmm_laplace_plan_create");
+    return;
+  }
+  st.plan.push_back(p);
+  st.plan_n.push_back(n);
+  // Evaluate, and on benign inputs compare with the direct sum.
+  std::vector<double> q(size_t(n) + 1);
+  for (auto& v : q) v = benign ? double(b.u8()) / 128.0 - 1.0 : b.real();
+  std::vector<double> pot(size_t(n) + 1, kPoison), grad(3 * size_t(n) + 3, kPoison);
+  const gpufmm_status_t se = gpufmm_laplace_evaluate(p, q.data(), nullptr, pot.data(), grad.data());
+  check(se, "gpufmm_laplace_evaluate");
+  if (se != GPUFMM_SUCCESS) {
+    if (!(untouched(pot) && untouched(grad))) violated("outputs written on failure", "gpufmm_laplace_evaluate");
+    return;
+  }
+  gpufmm_laplace_info_t info;
+  check(gpufmm_laplace_plan_info(p, &info), "gpufmm_laplace_plan_info");
+  if (benign && n > 1 && o.eps >= 1e-10 && info.precision == GPUFMM_FLOAT64 && o.p == 0) {
+    std::vector<double> pe(static_cast<size_t>(n)), ge(3 * static_cast<size_t>(n));
+    check(gpufmm_laplace_direct(c, GPUFMM_FLOAT64, n, src.data(), q.data(), nullptr, 0, nullptr, pe.data(),
+                                ge.data()),
+          "gpufmm_laplace_direct");
+    pot.resize(size_t(n));
+    if (rel_l2(pot, pe) > 100 * o.eps) violated("FMM potential beyond 100 eps of the direct sum", "gpufmm_laplace_evaluate");
+  }
+}
+
+void op_destroy(Bytes& b, State& st) {
+  switch (b.small(4)) {
+    case 0: check(gpufmm_array_destroy(pick(b, st.arr)), "gpufmm_array_destroy"); break;
+    case 1: check(gpufmm_laplace_plan_destroy(pick(b, st.plan)), "gpufmm_laplace_plan_destroy"); break;
+    case 2: check(gpufmm_tree_destroy(pick(b, st.tree)), "gpufmm_tree_destroy"); break;
+    default: check(gpufmm_context_destroy(pick(b, st.ctx)), "gpufmm_context_destroy"); break;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Bytes b(data, size);
+  State st;
+  for (int step = 0; step < 24 && !b.done(); ++step) {
+    switch (b.small(6)) {
+      case 0: op_array(b, st); break;
+      case 1: op_array_math(b, st); break;
+      case 2: op_direct(b, st); break;
+      case 3: op_tree(b, st); break;
+      case 4: op_plan(b, st); break;
+      default: op_destroy(b, st); break;
+    }
+  }
+  // Clean up whatever is still alive (destroying a stale handle is an error,
+  // not a crash; children before their contexts).
+  for (auto p : st.plan) gpufmm_laplace_plan_destroy(p);
+  for (auto t : st.tree) gpufmm_tree_destroy(t);
+  for (auto a : st.arr) gpufmm_array_destroy(a);
+  for (auto c : st.ctx) gpufmm_context_destroy(c);
+  return 0;
+}
