@@ -159,6 +159,8 @@ program test_fortran_tree
   call gpufmm_tree_destroy(atree)
   call gpufmm_array_destroy(dsrc)
   call gpufmm_context_destroy(ctx)
+  ! Free what the accessors allocated (LeakSanitizer checks at exit).
+  deallocate (loff, keys, bkeys, offsets, perm, iperm, aperm, parent, child, pb, pe, idx, cls, centers, eta)
   call finish_checks('test_fortran_tree')
 
 end program test_fortran_tree
