@@ -111,7 +111,7 @@ module gpufmm_core
   end interface gpufmm_context_c_ptr
   ! For the other gpufmm modules (and for wrapping further C entry points):
   public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa, gpufmm_shape3_error, gpufmm_size_error
-  public :: gpufmm_io_sizes_error, gpufmm_points_error
+  public :: gpufmm_io_sizes_error, gpufmm_points_error, gpufmm_sum_shapes
 
   !> Integer (int32 or int64) to text, "-42", for messages.
   interface gpufmm_itoa
@@ -282,6 +282,21 @@ contains
     if (len(msg) == 0 .and. present(targets)) msg = gpufmm_shape3_error('targets', size(targets, 1, kind=int64), &
          size(targets, 2, kind=int64), size(targets, 2, kind=int64), 'one column per target')
   end function gpufmm_points_error
+
+  !> The sizes of a sum over sources(3, nsrc) at targets(3, ntrg) (targets
+  !> absent: at the sources, ntrg = nsrc), and '' or the complaint about the
+  !> shapes of the points and of the optional inputs and outputs.
+  function gpufmm_sum_shapes(sources, targets, charges, dipoles, pot, grad, nsrc, ntrg) result(msg)
+    real(real64), intent(in) :: sources(:, :)
+    real(real64), intent(in), optional :: targets(:, :), charges(:), dipoles(:, :), pot(:), grad(:, :)
+    integer(int64), intent(out) :: nsrc, ntrg
+    character(len=:), allocatable :: msg
+    nsrc = size(sources, 2, kind=int64)
+    ntrg = nsrc
+    if (present(targets)) ntrg = size(targets, 2, kind=int64)
+    msg = gpufmm_points_error(sources, targets)
+    if (len(msg) == 0) msg = gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
+  end function gpufmm_sum_shapes
 
   !> Handles the status `s` of a gpufmm call made by procedure `where`:
   !>  - `status` present: status = s (and nothing else happens);

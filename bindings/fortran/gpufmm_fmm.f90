@@ -329,11 +329,7 @@ contains
     character(len=*), parameter :: where = 'gpufmm_laplace'
     character(len=:), allocatable :: msg
     integer(int64) :: nsrc, ntrg
-    nsrc = size(sources, 2, kind=int64)
-    ntrg = nsrc
-    if (present(targets)) ntrg = size(targets, 2, kind=int64)
-    msg = gpufmm_points_error(sources, targets)
-    if (len(msg) == 0) msg = gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
+    msg = gpufmm_sum_shapes(sources, targets, charges, dipoles, pot, grad, nsrc=nsrc, ntrg=ntrg)
     if (len(msg) > 0) then
        call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
        return
@@ -358,11 +354,7 @@ contains
     integer(c_int) :: prec
     prec = GPUFMM_FLOAT64
     if (present(precision)) prec = int(precision, c_int)
-    nsrc = size(sources, 2, kind=int64)
-    ntrg = nsrc
-    if (present(targets)) ntrg = size(targets, 2, kind=int64)
-    msg = gpufmm_points_error(sources, targets)
-    if (len(msg) == 0) msg = gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
+    msg = gpufmm_sum_shapes(sources, targets, charges, dipoles, pot, grad, nsrc=nsrc, ntrg=ntrg)
     if (len(msg) > 0) then
        call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
        return
