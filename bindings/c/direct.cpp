@@ -10,6 +10,7 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "gpufmm.h"
+#include "kernel_convert.hpp"
 #include "kernels/kernel.hpp"
 #include "nearfield/direct.hpp"
 
@@ -56,37 +57,6 @@ static_assert(int(kernels::KernelType::kLaplace) == GPUFMM_KERNEL_LAPLACE &&
                   int(kernels::KernelType::kRegularizedLaplace) == GPUFMM_KERNEL_REGULARIZED_LAPLACE &&
                   int(kernels::KernelType::kRegularizedYukawa) == GPUFMM_KERNEL_REGULARIZED_YUKAWA,
               "kernels::KernelType mirrors gpufmm_kernel_type_t");
-
-// Parameters of each kernel type, in the order of gpufmm.h.
-int kernel_nparams(int type) {
-  switch (type) {
-    case GPUFMM_KERNEL_LAPLACE: return 0;
-    case GPUFMM_KERNEL_YUKAWA: return 1;
-    case GPUFMM_KERNEL_REGULARIZED_LAPLACE: return 1;
-    case GPUFMM_KERNEL_REGULARIZED_YUKAWA: return 2;
-    default: return -1;
-  }
-}
-
-// The internal description of a C kernel (validated; throws naming `name`).
-kernels::KernelDesc kernel_desc(const gpufmm_kernel_t* k, const char* name) {
-  require(k != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "' is NULL");
-  const int np = kernel_nparams(k->type);
-  require(np >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': type ", k->type,
-          " is not a gpufmm_kernel_type_t");
-  require(k->nparams == np, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': the ",
-          kernels::kernel_name(kernels::KernelType(k->type)), " kernel takes ", np, " parameters, not ", k->nparams);
-  kernels::KernelDesc d;
-  d.type = kernels::KernelType(k->type);
-  switch (k->type) {
-    case GPUFMM_KERNEL_YUKAWA: d.kappa = k->params[0]; break;
-    case GPUFMM_KERNEL_REGULARIZED_LAPLACE: d.delta = k->params[0]; break;
-    case GPUFMM_KERNEL_REGULARIZED_YUKAWA: d.kappa = k->params[0], d.delta = k->params[1]; break;
-    default: break;
-  }
-  kernels::validate(d);
-  return d;
-}
 
 // Host data: every check, then the sum (the outputs untouched on error).
 void direct_host(Context& c, const kernels::KernelDesc& k, int precision, int64_t nsrc, const double* sources,
@@ -153,6 +123,45 @@ const double* data_of(const Array* a) {
 }
 
 }  // namespace
+
+namespace gpufmm {
+namespace capi {
+
+// Parameters of each kernel type, in the order of gpufmm.h.
+static int kernel_nparams(int type) {
+  switch (type) {
+    case GPUFMM_KERNEL_LAPLACE: return 0;
+    case GPUFMM_KERNEL_YUKAWA: return 1;
+    case GPUFMM_KERNEL_REGULARIZED_LAPLACE: return 1;
+    case GPUFMM_KERNEL_REGULARIZED_YUKAWA: return 2;
+    default: return -1;
+  }
+}
+
+// The internal description of a C kernel (validated; throws naming `name`).
+kernels::KernelDesc kernel_desc(const gpufmm_kernel_t* k, const char* name) {
+  require(k != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "' is NULL");
+  const int np = kernel_nparams(k->type);
+  require(np >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': type ", k->type,
+          " is not a gpufmm_kernel_type_t");
+  require(k->nparams == np, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': the ",
+          kernels::kernel_name(kernels::KernelType(k->type)), " kernel takes ", np, " parameters, not ", k->nparams);
+  kernels::KernelDesc d;
+  d.type = kernels::KernelType(k->type);
+  switch (k->type) {
+    case GPUFMM_KERNEL_YUKAWA: d.kappa = k->params[0]; break;
+    case GPUFMM_KERNEL_REGULARIZED_LAPLACE: d.delta = k->params[0]; break;
+    case GPUFMM_KERNEL_REGULARIZED_YUKAWA: d.kappa = k->params[0], d.delta = k->params[1]; break;
+    default: break;
+  }
+  kernels::validate(d);
+  return d;
+}
+
+}  // namespace capi
+}  // namespace gpufmm
+
+using capi::kernel_desc;
 
 extern "C" gpufmm_status_t gpufmm_kernel_init(gpufmm_kernel_t* kernel, int type, int nparams, const double* params) {
   return guard("gpufmm_kernel_init", [&] {

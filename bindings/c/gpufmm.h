@@ -607,6 +607,103 @@ gpufmm_status_t gpufmm_direct_arrays(const gpufmm_kernel_t* kernel, int precisio
                                      gpufmm_array_t charges, gpufmm_array_t targets, gpufmm_array_t pot,
                                      gpufmm_array_t grad);
 
+/* ------------------------------------------------------------------------ */
+/* The barycentric Lagrange treecode (papers/001; docs/treecode.md)          */
+/* ------------------------------------------------------------------------ */
+
+/* pot[i] = sum_j charges[j] G(targets_i, sources_j) and its gradient, for
+ * any kernel of gpufmm_kernel_t, to a requested relative L2 error: source
+ * clusters approximated by barycentric Lagrange interpolation at Chebyshev
+ * points where the MAC (r_batch + r_cluster) / R < theta accepts them. */
+typedef struct gpufmm_treecode_plan_s* gpufmm_treecode_plan_t;
+
+typedef enum gpufmm_treecode_type_e {
+  GPUFMM_TREECODE_PC = 0, /* particle-cluster (the BLTC): targets against cluster proxies     */
+  GPUFMM_TREECODE_CP = 1, /* cluster-particle: proxies of target clusters, then interpolated */
+  GPUFMM_TREECODE_CC = 2  /* cluster-cluster: both (dual traversal)                          */
+} gpufmm_treecode_type_t;
+
+#define GPUFMM_TREECODE_MAX_DEGREE 30
+
+typedef struct gpufmm_treecode_options_s {
+  gpufmm_kernel_t kernel; /* default: Laplace (Coulomb)                            */
+  double eps;             /* relative L2 error asked for, in (0, 1); default 1e-6  */
+  double theta;           /* MAC parameter in (0, 1); 0 (default): from eps         */
+  int degree;             /* interpolation degree n, 0..GPUFMM_TREECODE_MAX_DEGREE;
+                             -1 (default): from eps                                 */
+  int leaf_size;          /* N_L, most points of a source leaf; 0: cost model      */
+  int batch_size;         /* N_B, most targets of a batch; 0: cost model           */
+  int type;               /* a gpufmm_treecode_type_t; default GPUFMM_TREECODE_PC  */
+  int precision;          /* GPUFMM_FLOAT64 (default) or GPUFMM_FLOAT32            */
+  int grad;               /* 1 (default): eps holds for the gradient too; 0: for
+                             the potential only (a cheaper plan)                    */
+} gpufmm_treecode_options_t;
+
+typedef struct gpufmm_treecode_info_s {
+  double theta;          /* the parameters the plan runs with                     */
+  int degree;
+  int leaf_size, batch_size;
+  int type, precision, backend;
+  int64_t nsrc, ntrg;
+  int64_t source_clusters, target_clusters, batches;
+  int64_t source_proxy_clusters, target_proxy_clusters; /* clusters with proxies   */
+  int64_t list_entries;       /* entries of the batch/cluster interaction lists   */
+  int64_t approx_interactions; /* kernel evaluations through proxies per evaluate */
+  int64_t direct_interactions; /* kernel evaluations point to point               */
+  double predicted_error;     /* the calibration's error for theta and degree     */
+  double plan_seconds;        /* time to build the plan, of which:                 */
+  double t_plan_tree;         /*   the trees (and their copies to the host)        */
+  double t_plan_lists;        /*   the traversal and the interaction lists         */
+  double t_plan_setup;        /*   coordinates, proxies, the device copies         */
+  double t_precompute;        /* last evaluate: modified charges                  */
+  double t_compute;           /* last evaluate: the near field (eqs. 9 and 11)    */
+  double t_downward;          /* last evaluate: interpolation to the targets (CP, CC) */
+  double t_total;             /* last evaluate, transfers included                */
+} gpufmm_treecode_info_t;
+
+/* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */
+gpufmm_status_t gpufmm_treecode_options_init(gpufmm_treecode_options_t* opt);
+
+/* Builds a plan for nsrc sources and ntrg targets (3 x n doubles in host
+ * memory); targets == NULL: at the sources (ntrg ignored; a point's own
+ * term as gpufmm_direct has it). opt NULL = defaults.
+ * Errors: INVALID_HANDLE (ctx); INVALID_ARGUMENT (plan NULL; a count
+ * negative or beyond 2^31 - 2; a NULL coordinate pointer with a positive
+ * count; a NaN or Inf coordinate, named with its index; an options field
+ * out of range, named: the kernel's type or parameters, eps, theta, degree,
+ * leaf_size, batch_size, type, precision, grad); OUT_OF_MEMORY; DEVICE. */
+gpufmm_status_t gpufmm_treecode_plan_create(gpufmm_context_t ctx, const gpufmm_treecode_options_t* opt,
+                                            int64_t nsrc, const double* sources, int64_t ntrg,
+                                            const double* targets, gpufmm_treecode_plan_t* plan);
+gpufmm_status_t gpufmm_treecode_plan_destroy(gpufmm_treecode_plan_t plan);
+
+/* Evaluates with host arrays: charges[nsrc]; pot[ntrg] and/or grad[3 x ntrg]
+ * (NULL: not wanted; not both). Outputs are overwritten in the user's order.
+ * Errors: INVALID_HANDLE (plan); INVALID_ARGUMENT (charges NULL, both
+ * outputs NULL, a NaN or Inf charge, named with its index); OUT_OF_MEMORY;
+ * DEVICE. The outputs are unchanged on any error. */
+gpufmm_status_t gpufmm_treecode_evaluate(gpufmm_treecode_plan_t plan, const double* charges, double* pot,
+                                         double* grad);
+
+/* The same with gpufmm arrays on the plan's context (the data stay on the
+ * device): dtype = the plan's precision, charges nsrc elements, pot ntrg,
+ * grad 3 ntrg (NULL handles: not wanted). Errors as gpufmm_treecode_evaluate,
+ * plus INVALID_HANDLE (a non-NULL handle that is not a live array),
+ * TYPE_MISMATCH (dtype), SIZE_MISMATCH (element count), INVALID_ARGUMENT (an
+ * array of another context). Charges on the device are not checked for
+ * NaN. */
+gpufmm_status_t gpufmm_treecode_evaluate_arrays(gpufmm_treecode_plan_t plan, gpufmm_array_t charges,
+                                                gpufmm_array_t pot, gpufmm_array_t grad);
+
+/* The parameters chosen, the sizes and the times of the last evaluate.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (info NULL). */
+gpufmm_status_t gpufmm_treecode_plan_info(gpufmm_treecode_plan_t plan, gpufmm_treecode_info_t* info);
+
+/* One shot: a plan with the defaults, `kernel` and eps, one evaluate, destroy. */
+gpufmm_status_t gpufmm_treecode(gpufmm_context_t ctx, const gpufmm_kernel_t* kernel, double eps, int64_t nsrc,
+                                const double* sources, const double* charges, int64_t ntrg, const double* targets,
+                                double* pot, double* grad);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

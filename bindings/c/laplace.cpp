@@ -93,27 +93,6 @@ gpufmm_laplace_info_t laplace_info(const fmm::LaplacePlan& plan) {
 }  // namespace capi
 }  // namespace gpufmm
 
-namespace {
-
-// A non-NULL array argument of evaluate_arrays: live, on the plan's context,
-// of the plan's precision, with `count` elements. Returns its data pointer.
-void* checked_eval_array(const fmm::LaplacePlan& plan, gpufmm_array_t a, int64_t count,
-                         const char* name) {
-  if (a == nullptr) return nullptr;
-  Array* arr = checked_array(a, name);
-  require(arr->ctx == &plan.ctx, GPUFMM_ERROR_INVALID_ARGUMENT, "array '", name,
-          "' belongs to another context than the plan's");
-  require(arr->dtype == plan.options.precision, GPUFMM_ERROR_TYPE_MISMATCH, "array '", name,
-          "' has dtype ", dtype_name(arr->dtype), " but the plan's precision is ",
-          dtype_name(plan.options.precision));
-  require(arr->count == count, GPUFMM_ERROR_SIZE_MISMATCH, "array '", name, "' has ", arr->count,
-          " elements, expected ", count);
-  // A zero-size array has no data pointer; any non-NULL marker will do.
-  static double empty = 0.0;
-  return arr->data != nullptr ? arr->data : &empty;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -168,10 +147,10 @@ gpufmm_status_t gpufmm_laplace_evaluate_arrays(gpufmm_laplace_plan_t plan, gpufm
     fmm::LaplaceEvalArgs a;
     a.dtype = P.options.precision;
     a.on_context = true;
-    a.charges = checked_eval_array(P, charges, P.nsrc, "charges");
-    a.dipoles = checked_eval_array(P, dipoles, 3 * P.nsrc, "dipoles");
-    a.pot = checked_eval_array(P, pot, P.ntrg, "pot");
-    a.grad = checked_eval_array(P, grad, 3 * P.ntrg, "grad");
+    a.charges = plan_array_data(P.ctx, P.options.precision, charges, P.nsrc, "charges");
+    a.dipoles = plan_array_data(P.ctx, P.options.precision, dipoles, 3 * P.nsrc, "dipoles");
+    a.pot = plan_array_data(P.ctx, P.options.precision, pot, P.ntrg, "pot");
+    a.grad = plan_array_data(P.ctx, P.options.precision, grad, 3 * P.ntrg, "grad");
     fmm::laplace_evaluate(*h->plan, a);
   });
 }

@@ -9,8 +9,8 @@
 // Two schedules: BpB (k_p2p_bpb, the default: one block per work unit, a
 // pass of up to 2 kP2PBlock targets of a target box, sources swept through
 // shared memory) and TpT (k_p2p_tpt: one thread per target, sources read
-// from global memory). The BpB work units come from k_p2p_unit_count /
-// k_p2p_unit_fill (p2p_units.cuh) and a sort by cost (the launcher's job).
+// from global memory). The BpB work units come from nearfield::cuda::
+// build_units (p2p_units.cuh): counted, keyed and sorted by cost.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -55,7 +55,7 @@ __device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, c
 constexpr int kP2PPass = 2 * kP2PBlock;
 
 // BpB (papers/000 sec. 4.2): one block per work unit, a pass of up to
-// 2 kP2PBlock targets of a target leaf (units: k_p2p_unit_fill, the most
+// 2 kP2PBlock targets of a target leaf (units: build_units, the most
 // expensive first, so that the crowded leaves of non-uniform data do not
 // run last). The leaf's near sources (the NEIGHBORS row, concatenated) are
 // swept in tiles of kP2PBlock records in shared memory, coordinates relative

@@ -108,4 +108,18 @@ void require_array(const Array& a, gpufmm_dtype_t dt, int64_t count, const char*
           " elements, expected ", count);
 }
 
+void* plan_array_data(const Context& ctx, gpufmm_dtype_t dtype, gpufmm_array_s* a, int64_t count, const char* name) {
+  if (a == nullptr) return nullptr;
+  Array* arr = checked_array(a, name);
+  require(arr->ctx == &ctx, GPUFMM_ERROR_INVALID_ARGUMENT, "array '", name,
+          "' belongs to another context than the plan's");
+  require(arr->dtype == dtype, GPUFMM_ERROR_TYPE_MISMATCH, "array '", name, "' has dtype ", dtype_name(arr->dtype),
+          " but the plan's precision is ", dtype_name(dtype));
+  require(arr->count == count, GPUFMM_ERROR_SIZE_MISMATCH, "array '", name, "' has ", arr->count,
+          " elements, expected ", count);
+  // A zero-size array has no data pointer; any non-NULL marker will do.
+  static double empty = 0.0;
+  return arr->data != nullptr ? arr->data : &empty;
+}
+
 }  // namespace gpufmm

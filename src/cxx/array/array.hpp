@@ -27,6 +27,13 @@ inline Array* checked_array(gpufmm_array_s* a, const char* argname) {
   return checked_handle<Array>(a, HandleKind::Array, argname);
 }
 
+// A plan's array argument (evaluate_arrays of the FMM and the treecode): a
+// NULL handle is nullptr; else the array must be live, on `ctx`, of dtype
+// `dtype` with `count` elements (INVALID_HANDLE, INVALID_ARGUMENT,
+// TYPE_MISMATCH, SIZE_MISMATCH naming `name`). Returns its data (a valid
+// non-NULL pointer for an empty array).
+void* plan_array_data(const Context& ctx, gpufmm_dtype_t dtype, gpufmm_array_s* a, int64_t count, const char* name);
+
 size_t dtype_size(gpufmm_dtype_t dt);  // 0 for an invalid dtype
 const char* dtype_name(gpufmm_dtype_t dt);
 bool dtype_is_valid(int dt);

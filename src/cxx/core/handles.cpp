@@ -78,6 +78,7 @@ const char* handle_kind_name(HandleKind kind) {
     case HandleKind::Array: return "array";
     case HandleKind::TreePlan: return "tree";
     case HandleKind::LaplacePlan: return "Laplace plan";
+    case HandleKind::TreecodePlan: return "treecode plan";
   }
   return "unknown";
 }

@@ -18,7 +18,7 @@
 
 namespace gpufmm {
 
-enum class HandleKind { Context, Array, TreePlan, LaplacePlan };
+enum class HandleKind { Context, Array, TreePlan, LaplacePlan, TreecodePlan };
 
 const char* handle_kind_name(HandleKind kind);
 

@@ -55,52 +55,20 @@ __global__ void k_m2l_group_segments(int32_t nseg, int64_t ngroups, const uint32
   }
 }
 
-// Work units of the BpB P2P (k_p2p_unit_count / _fill): one per pass of
-// kP2PPass targets of a target leaf, sorted by modelled cost (targets of the
-// pass x near sources of the leaf), the most expensive first (stable: ties in
-// leaf order). A block per leaf made the crowded leaves of non-uniform data
-// the tail of the launch (H100, N = 1e6 ellipsoid, L = 6: the SMs were busy
-// 43 % of the P2P kernel's 26.8 ms under Nsight Compute, against 89 % of
-// 12.3 ms for uniform data with the same instruction count).
+// Work units of the BpB P2P over the leaves (nf::build_units). A block per
+// leaf made the crowded leaves of non-uniform data the tail of the launch
+// (H100, N = 1e6 ellipsoid, L = 6: the SMs were busy 43 % of the P2P
+// kernel's 26.8 ms under Nsight Compute, against 89 % of 12.3 ms for
+// uniform data with the same instruction count).
 void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   const tree::PointSet& R = P.tree->receivers();
-  const tree::PointSet& S = P.tree->src;
   const int L = P.l_max;
   const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
   if (nb <= 0) return;
-  gpufmm::cuda::TempStorage count_tmp(*G.ctx, "laplace P2P unit set-up");
-  int32_t *cnt = nullptr, *first = nullptr;
-  int64_t* near = nullptr;
-  count_tmp.add(cnt, nb + 1);
-  count_tmp.add(first, nb + 1);
-  count_tmp.add(near, nb);
-  auto scan = [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, cnt, first, nb + 1, s0); };
-  count_tmp.add_cub(scan, "cub::DeviceScan::ExclusiveSum (P2P units)");
-  count_tmp.allocate();
-  nf::k_p2p_unit_count<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), dev_set(S),
-                                                              dev_list(P.lists->list[lists::kNeighbors]), cnt, near);
-  check_launch("laplace P2P unit count kernel");
-  GPUFMM_CUDA_CHECK(cudaMemsetAsync(cnt + nb, 0, sizeof(int32_t), s0));
-  count_tmp.run_cub(scan, "cub::DeviceScan::ExclusiveSum (P2P units)");
-  int32_t nu = 0;
-  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&nu, first + nb, sizeof nu, cudaMemcpyDeviceToHost, s0));
-  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
-  if (nu <= 0) return;
-  gpufmm::cuda::TempStorage sort_tmp(*G.ctx, "laplace P2P unit set-up");
-  uint64_t *key = nullptr, *key_s = nullptr, *unit = nullptr;
-  sort_tmp.add(key, nu);
-  sort_tmp.add(key_s, nu);
-  sort_tmp.add(unit, nu);
-  G.p2p_units = static_cast<uint64_t*>(G.alloc(sizeof(uint64_t) * nu, "laplace P2P units"));
-  auto sort = [&](void* t, size_t& b) {
-    return cub::DeviceRadixSort::SortPairs(t, b, key, key_s, unit, G.p2p_units, int64_t(nu), 0, 64, s0);
-  };
-  sort_tmp.add_cub(sort, "cub::DeviceRadixSort::SortPairs (P2P units)");
-  sort_tmp.allocate();
-  nf::k_p2p_unit_fill<<<blocks_for(G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), first, near, key, unit);
-  check_launch("laplace P2P unit fill kernel");
-  sort_tmp.run_cub(sort, "cub::DeviceRadixSort::SortPairs (P2P units)");
-  G.p2p_nunits = nu;
+  G.p2p_nunits = nf::build_units(*G.ctx, s0, b0, nb, dev_set(R), dev_set(P.tree->src),
+                                 dev_list(P.lists->list[lists::kNeighbors]),
+                                 [&](size_t b, const char* what) { return G.alloc(b, what); }, &G.p2p_units,
+                                 "laplace P2P units");
 }
 
 // Receivers per group when options.gpu.m2l_group does not say: the

@@ -1,0 +1,352 @@
+// Treecode plan (plan.hpp): options, trees, cluster geometry, the one
+// traversal of the three compute types, the sets and the CSR list, the
+// combined coordinate arrays. Backend-neutral and run on the host over host
+// copies of the trees' box arrays (a few thousand boxes at the default leaf
+// sizes); the CUDA plan uploads the result (src/cuda/treecode/plan.cu).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "core/error.hpp"
+#include "plan/checks.hpp"
+#include "treecode/plan.hpp"
+
+namespace gpufmm {
+namespace treecode {
+
+namespace {
+double now() { return omp_get_wtime(); }
+}  // namespace
+
+void validate(const Options& o) {
+  kernels::validate(o.kernel);
+  require(int(o.type) >= 0 && int(o.type) <= 2, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'type' = ",
+          int(o.type), " is not GPUFMM_TREECODE_PC, _CP or _CC");
+  require(o.precision == GPUFMM_FLOAT32 || o.precision == GPUFMM_FLOAT64, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'precision' = ", int(o.precision), " is not GPUFMM_FLOAT32 or GPUFMM_FLOAT64");
+  require(o.theta == 0 || (o.theta > 0 && o.theta < 1), GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'theta' = ", o.theta, " is not in (0, 1) (or 0: from eps)");
+  require(o.degree >= -1 && o.degree <= approx::kMaxDegree, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'degree' = ", o.degree, " is not in 0..", approx::kMaxDegree, " (or -1: from eps)");
+  require(o.leaf_size >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'leaf_size' = ", o.leaf_size,
+          " is negative (0: from the cost model)");
+  require(o.batch_size >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'batch_size' = ", o.batch_size,
+          " is negative (0: from the cost model)");
+  const bool need_eps = o.theta == 0 || o.degree < 0;
+  require(!need_eps || (o.eps > 0 && o.eps < 1), GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'eps' = ", o.eps,
+          " is not in (0, 1)");
+}
+
+Plan::~Plan() {
+  gpu.reset();
+  stree.reset();
+  ttree.reset();
+  ctx.children.fetch_sub(1);
+}
+
+#ifndef GPUFMM_HAVE_CUDA
+void CudaPlanDeleter::operator()(CudaPlan*) const {}
+#endif
+
+namespace {
+
+Boxes host_boxes(const tree::Tree& t, const tree::PointSet& s) {
+  Boxes b;
+  b.n = s.nboxes;
+  const std::vector<tree::Bounds> bounds = tree::host_copy(t, s.bounds, s.nboxes);
+  const std::vector<int32_t> child = tree::host_copy(t, s.child_offset, s.nboxes + 1);
+  b.parent = tree::host_copy(t, s.parent, s.nboxes);
+  b.point_begin = tree::host_copy(t, s.point_begin, s.nboxes);
+  b.point_end = tree::host_copy(t, s.point_end, s.nboxes);
+  b.leaf = tree::host_copy(t, s.leaf, s.nboxes);
+  b.box.resize(size_t(s.nboxes));
+  b.child_begin.resize(size_t(s.nboxes));
+  b.child_end.resize(size_t(s.nboxes));
+  for (int64_t i = 0; i < s.nboxes; ++i) {
+    b.box[i] = make_box(bounds[i]);
+    b.child_begin[i] = child[i];
+    b.child_end[i] = child[i + 1];
+  }
+  return b;
+}
+
+// One pair of the traversal: target box t, source box s.
+struct Pair {
+  int32_t t, s;
+};
+
+// The traversal of plan.hpp ("Method"): emits (target set, source set).
+class Traversal {
+ public:
+  explicit Traversal(const Plan& p) : P(p) {}
+
+  void run(std::vector<std::pair<int32_t, int32_t>>& out) const {
+    std::vector<Pair> starts;
+    const int32_t sroot = 0, troot = 0;
+    if (P.options.type == Type::kPC) {
+      for (int64_t i = 0; i < P.nbatch; ++i) starts.push_back({P.batch_box[i], sroot});
+    } else if (P.options.type == Type::kCP) {
+      for (int64_t b = 0; b < P.sbox.n; ++b)
+        if (P.sbox.leaf[b]) starts.push_back({troot, int32_t(b)});
+    } else {
+      starts.push_back({troot, sroot});
+    }
+    const int nt = omp_get_max_threads();
+    std::vector<std::vector<std::pair<int32_t, int32_t>>> part(static_cast<size_t>(nt));
+#pragma omp parallel
+    {
+      auto& mine = part[size_t(omp_get_thread_num())];
+      std::vector<Pair> stack;
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t i = 0; i < int64_t(starts.size()); ++i) {
+        stack.assign(1, starts[size_t(i)]);
+        while (!stack.empty()) {
+          const Pair q = stack.back();
+          stack.pop_back();
+          expand(q, stack, mine);
+        }
+      }
+    }
+    size_t total = 0;
+    for (auto& v : part) total += v.size();
+    out.clear();
+    out.reserve(total);
+    for (auto& v : part) out.insert(out.end(), v.begin(), v.end());
+  }
+
+ private:
+  const Plan& P;
+
+  void expand(const Pair q, std::vector<Pair>& stack, std::vector<std::pair<int32_t, int32_t>>& out) const {
+    const Type type = P.options.type;
+    const Box& bt = P.tbox.box[q.t];
+    const Box& bs = P.sbox.box[q.s];
+    if (well_separated(bt, bs, P.par.theta)) {
+      emit(q.t, P.tprox[q.t] >= 0, q.s, P.sprox[q.s] >= 0, out);
+      return;
+    }
+    const bool split_t = type != Type::kPC && !P.tbox.leaf[q.t];
+    const bool split_s = type != Type::kCP && !P.sbox.leaf[q.s];
+    if (split_t && (!split_s || bt.r > bs.r)) {
+      for (int32_t c = P.tbox.child_begin[q.t]; c < P.tbox.child_end[q.t]; ++c) stack.push_back({c, q.s});
+    } else if (split_s) {
+      for (int32_t c = P.sbox.child_begin[q.s]; c < P.sbox.child_end[q.s]; ++c) stack.push_back({q.t, c});
+    } else {
+      emit(q.t, false, q.s, false, out);
+    }
+  }
+
+  // The pair acts through the proxies of a side that has them (the type's
+  // proxy arrays are -1 where it allows none), else through its points; the
+  // points of a target box go to the rows of the batches below it.
+  void emit(int32_t t, bool tp, int32_t s, bool sp, std::vector<std::pair<int32_t, int32_t>>& out) const {
+    const int32_t col = sp ? int32_t(P.sbox.n + P.sprox[s]) : s;
+    if (tp) {
+      out.push_back({int32_t(P.nbatch + P.tprox[t]), col});
+      return;
+    }
+    // Leaves below t (t itself when it is one).
+    int32_t stack[8 * (tree::kMaxLevel + 1) + 1];
+    int top = 0;
+    stack[top++] = t;
+    while (top > 0) {
+      const int32_t b = stack[--top];
+      if (P.tbox.leaf[b]) {
+        out.push_back({P.batch_of(b), col});
+        continue;
+      }
+      for (int32_t c = P.tbox.child_begin[b]; c < P.tbox.child_end[b]; ++c) stack[top++] = c;
+    }
+  }
+};
+
+}  // namespace
+
+int32_t Plan::batch_of(int32_t leaf_box) const { return batch_index[size_t(leaf_box)]; }
+
+std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
+                                  int64_t ntrg, const double* targets) {
+  const double t0 = now();
+  validate(o);
+  plan::check_count(nsrc, "nsrc");
+  if (targets != nullptr) plan::check_count(ntrg, "ntrg");
+  plan::check_points(sources, nsrc, "sources");
+  if (targets != nullptr) plan::check_points(targets, ntrg, "targets");
+  const bool same = targets == nullptr;
+  if (same) ntrg = nsrc;
+
+  auto P = std::make_unique<Plan>(ctx, o);
+  P->nsrc = nsrc;
+  P->ntrg = ntrg;
+  P->par = choose_params(o, ctx.on_gpu(), nsrc, ntrg);
+  P->np1 = P->par.degree + 1;
+  P->np3 = P->np1 * P->np1 * P->np1;
+  if (nsrc == 0 || ntrg == 0) {
+    P->times.plan = P->plan_seconds = now() - t0;
+    return P;
+  }
+
+  // Trees: sources with leaves of N_L points, targets with batches of N_B.
+  double t = now();
+  tree::Options to;
+  to.kind = tree::Kind::Adaptive;
+  to.s_max = P->par.leaf_size;
+  P->stree = tree::build(ctx, to, sources, nsrc, nullptr, 0, false);
+  if (!same || P->par.batch_size != P->par.leaf_size) {
+    to.s_max = P->par.batch_size;
+    P->ttree = tree::build(ctx, to, same ? sources : targets, ntrg, nullptr, 0, false);
+  }
+  const tree::Tree& tt = P->ttree ? *P->ttree : *P->stree;
+  P->sbox = host_boxes(*P->stree, P->S());
+  P->tbox = P->ttree ? host_boxes(tt, P->R()) : P->sbox;
+  P->src_perm = tree::host_copy(*P->stree, P->S().perm, nsrc);
+  P->trg_perm = P->ttree ? tree::host_copy(tt, P->R().perm, ntrg) : P->src_perm;
+  P->times.tree = now() - t;
+
+  // Proxies: clusters with more than (n+1)^3 points, where the type uses them.
+  t = now();
+  const Type type = o.type;
+  const int np3 = P->np3;
+  P->sprox.assign(size_t(P->sbox.n), -1);
+  P->tprox.assign(size_t(P->tbox.n), -1);
+  for (int64_t b = 0; b < P->sbox.n; ++b)
+    if (type != Type::kCP && P->sbox.count(b) > np3) {
+      P->sprox[b] = int32_t(P->sprox_box.size());
+      P->sprox_box.push_back(int32_t(b));
+    }
+  for (int64_t b = 0; b < P->tbox.n; ++b)
+    if (type != Type::kPC && P->tbox.count(b) > np3) {
+      P->tprox[b] = int32_t(P->tprox_box.size());
+      P->tprox_box.push_back(int32_t(b));
+    }
+  const int64_t nsp = int64_t(P->sprox_box.size()), ntp = int64_t(P->tprox_box.size());
+  require(nsrc + nsp * np3 <= plan::kMaxPoints && ntrg + ntp * np3 <= plan::kMaxPoints,
+          GPUFMM_ERROR_INVALID_ARGUMENT, "the ", nsp + ntp, " clusters with ", np3,
+          " proxies each exceed 2^31 points: raise leaf_size or lower degree");
+
+  // Batches: the leaves of the target tree.
+  P->batch_index.assign(size_t(P->tbox.n), -1);
+  for (int64_t b = 0; b < P->tbox.n; ++b)
+    if (P->tbox.leaf[b]) {
+      P->batch_index[b] = int32_t(P->batch_box.size());
+      P->batch_box.push_back(int32_t(b));
+    }
+  P->nbatch = int64_t(P->batch_box.size());
+  P->trg_leaf.assign(size_t(ntrg), -1);
+  for (int32_t b : P->batch_box)
+    for (int32_t i = P->tbox.point_begin[b]; i < P->tbox.point_end[b]; ++i) P->trg_leaf[i] = b;
+
+  // Sets.
+  P->nsets_t = P->nbatch + ntp;
+  P->nsets_s = P->sbox.n + nsp;
+  P->tset_begin.resize(size_t(P->nsets_t));
+  P->tset_end.resize(size_t(P->nsets_t));
+  P->tset_center.resize(size_t(3 * P->nsets_t));
+  for (int64_t r = 0; r < P->nsets_t; ++r) {
+    const bool prox = r >= P->nbatch;
+    const int32_t b = prox ? P->tprox_box[r - P->nbatch] : P->batch_box[r];
+    P->tset_begin[r] = prox ? int32_t(ntrg + (r - P->nbatch) * np3) : P->tbox.point_begin[b];
+    P->tset_end[r] = prox ? P->tset_begin[r] + np3 : P->tbox.point_end[b];
+    for (int d = 0; d < 3; ++d) P->tset_center[3 * r + d] = P->tbox.box[b].c[d];
+  }
+  P->sset_begin.resize(size_t(P->nsets_s));
+  P->sset_end.resize(size_t(P->nsets_s));
+  for (int64_t c = 0; c < P->nsets_s; ++c) {
+    const bool prox = c >= P->sbox.n;
+    P->sset_begin[c] = prox ? int32_t(nsrc + (c - P->sbox.n) * np3) : P->sbox.point_begin[c];
+    P->sset_end[c] = prox ? P->sset_begin[c] + np3 : P->sbox.point_end[c];
+  }
+
+  // The list: pairs from the traversal, bucketed into rows (counting sort),
+  // each row's columns ascending.
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  Traversal(*P).run(pairs);
+  P->list_offsets.assign(size_t(P->nsets_t + 1), 0);
+  P->list_index.resize(pairs.size());
+  for (const auto& e : pairs) ++P->list_offsets[size_t(e.first) + 1];
+  for (int64_t r = 0; r < P->nsets_t; ++r) P->list_offsets[r + 1] += P->list_offsets[r];
+  {
+    std::vector<int64_t> at(P->list_offsets.begin(), P->list_offsets.end() - 1);
+    for (const auto& e : pairs) P->list_index[size_t(at[size_t(e.first)]++)] = e.second;
+  }
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t r = 0; r < P->nsets_t; ++r)
+    std::sort(P->list_index.begin() + P->list_offsets[r], P->list_index.begin() + P->list_offsets[r + 1]);
+  P->row_sources.assign(size_t(P->nsets_t), 0);
+  Stats& st = P->stats;
+  for (int64_t r = 0; r < P->nsets_t; ++r) {
+    const int64_t nt = P->tset_end[r] - P->tset_begin[r];
+    for (int64_t e = P->list_offsets[r]; e < P->list_offsets[r + 1]; ++e) {
+      const int32_t c = P->list_index[e];
+      const int64_t ns = P->sset_end[c] - P->sset_begin[c];
+      P->row_sources[r] += ns;
+      if (r >= P->nbatch || c >= P->sbox.n)
+        st.approx_pairs += nt * ns;
+      else
+        st.direct_pairs += nt * ns;
+    }
+    P->max_row_sources = std::max(P->max_row_sources, P->row_sources[r]);
+  }
+  st.list_entries = int64_t(pairs.size());
+  st.source_proxies = nsp;
+  st.target_proxies = ntp;
+  st.batches = P->nbatch;
+  st.source_clusters = P->sbox.n;
+  st.target_clusters = P->tbox.n;
+  P->times.lists = now() - t;
+
+  // Combined coordinates and the modified-charge work units.
+  t = now();
+  std::vector<double> u(static_cast<size_t>(P->np1));
+  approx::cheb_units(P->par.degree, u.data());
+  P->sxyz.resize(size_t(3 * (nsrc + nsp * np3)));
+  P->txyz.resize(size_t(3 * (ntrg + ntp * np3)));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < nsrc; ++i)
+    for (int d = 0; d < 3; ++d) P->sxyz[3 * i + d] = sources[3 * int64_t(P->src_perm[i]) + d];
+  const double* txyz_user = same ? sources : targets;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < ntrg; ++i)
+    for (int d = 0; d < 3; ++d) P->txyz[3 * i + d] = txyz_user[3 * int64_t(P->trg_perm[i]) + d];
+  for (int64_t p = 0; p < nsp; ++p)
+    for (int k = 0; k < np3; ++k)
+      proxy_point(P->par.degree, u.data(), P->sbox.box[P->sprox_box[p]], k, &P->sxyz[3 * (nsrc + p * np3 + k)]);
+  for (int64_t p = 0; p < ntp; ++p)
+    for (int k = 0; k < np3; ++k)
+      proxy_point(P->par.degree, u.data(), P->tbox.box[P->tprox_box[p]], k, &P->txyz[3 * (ntrg + p * np3 + k)]);
+  for (int64_t p = 0; p < nsp; ++p) {
+    const int32_t b = P->sprox_box[p];
+    for (int32_t i = P->sbox.point_begin[b]; i < P->sbox.point_end[b]; i += Plan::kChunk) {
+      P->chunk_cluster.push_back(int32_t(p));
+      P->chunk_begin.push_back(i);
+      P->chunk_end.push_back(std::min(i + Plan::kChunk, P->sbox.point_end[b]));
+    }
+  }
+  if (ctx.on_gpu()) {
+#ifdef GPUFMM_HAVE_CUDA
+    detail::setup_cuda(*P);
+#endif
+  }
+  P->times.setup = now() - t;
+  P->times.plan = P->plan_seconds = now() - t0;
+  return P;
+}
+
+void evaluate(Plan& p, const EvalArgs& a) {
+  require(a.charges != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'charges' is NULL");
+  require(a.pot != nullptr || a.grad != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "arguments 'pot' and 'grad' are both NULL: nothing to compute");
+  if (!a.on_context) plan::check_values(static_cast<const double*>(a.charges), p.nsrc, 1, "charges", "charge");
+  if (p.ctx.on_gpu()) {
+#ifdef GPUFMM_HAVE_CUDA
+    detail::evaluate_cuda(p, a);
+    return;
+#endif
+  }
+  detail::evaluate_cpu(p, a);
+}
+
+}  // namespace treecode
+}  // namespace gpufmm

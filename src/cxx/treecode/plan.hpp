@@ -1,0 +1,219 @@
+// The barycentric Lagrange treecode (papers/001; issue 15): options, the
+// parameters chosen from eps, and the plan of gpufmm_treecode_plan_t, shared
+// by the OpenMP evaluate (evaluate_cpu.cpp) and the CUDA one
+// (src/cuda/treecode/). The user guide is docs/treecode.md.
+//
+// ===========================================================================
+// Method
+// ===========================================================================
+// Source clusters are the boxes of an adaptive octree of the sources (leaves
+// of at most N_L points, tree/tree.hpp), each with the minimal bounding box
+// of its points (widened where it is flat, geometry.hpp); target batches are
+// the leaves of an adaptive octree of the targets (at most N_B points; the
+// same tree when the targets are the sources and N_B = N_L). A cluster with
+// more than (n+1)^3 points carries (n+1)^3 proxy points, the tensor
+// Chebyshev points of the second kind on its box (approx/chebyshev.hpp).
+//
+// Three compute types (BaryTree's):
+//   PC (particle-cluster, the BLTC of the paper): batches against source
+//      clusters; an accepted cluster acts through its proxies carrying the
+//      modified charges (eq. 12, computed as eqs. 14-15), eq. 11;
+//   CP (cluster-particle): target clusters collect the potential of source
+//      leaves at their proxies, then interpolate it to their targets;
+//   CC (cluster-cluster): both; accepted pairs of big clusters go proxy to
+//      proxy.
+// One traversal (traverse.hpp) serves the three: from start pairs (PC: every
+// batch with the source root; CP: the target root with every source leaf;
+// CC: the two roots) a pair (t, s) is accepted when (r_t + r_s) < theta R
+// (eq. 13, R the distance of the centres); then each side acts through its
+// proxies when it has them (and the type allows) and through its points
+// otherwise. A pair not accepted splits a side that may split (PC: sources
+// only; CP: targets only; CC: the larger radius), or, when neither may, is
+// a direct interaction of the points.
+//
+// ===========================================================================
+// Data layout (flat arrays; the CUDA plan uploads them as they are)
+// ===========================================================================
+// Combined point arrays, double, 3 x n:
+//   sxyz = [sorted sources (nsrc) | proxies of source clusters (nsprox x np3)]
+//   txyz = [sorted targets (ntrg) | proxies of target clusters (ntprox x np3)]
+//   np3 = (n+1)^3; proxy k = (k1 (n+1) + k2)(n+1) + k3 of cluster c at
+//   offset c*np3, coordinates centre + half * cos(pi k_d / n) per axis.
+// Source sets (columns of the near field): [0, nsbox) the points of source
+//   box b; [nsbox, nsbox + nsprox) the proxies of source cluster p.
+// Target sets (rows): [0, nbatch) the points of batch i; [nbatch, nbatch +
+//   ntprox) the proxies of target cluster p. One row per target set, so
+//   every target point and proxy belongs to exactly one row.
+// The near field (nearfield/, the FMM's P2P) sums, for every row, its
+//   targets against the concatenated points of its columns: the direct
+//   interactions (eq. 9) and the approximations (eq. 11, the same form).
+// Charges per evaluate: q = [sorted charges | modified charges of each
+//   source cluster's proxies]; potentials at the target proxies are
+//   interpolated to the targets of the cluster (downward pass, CP and CC):
+//   phi(x) += sum_k L_k(x) phi_k, grad phi(x) += sum_k grad L_k(x) phi_k,
+//   the exact gradient of the interpolant.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/gpufmm_types.h"
+#include "kernels/kernel.hpp"
+#include "tree/tree.hpp"
+#include "treecode/geometry.hpp"
+
+namespace gpufmm {
+namespace treecode {
+
+// Values equal those of gpufmm_treecode_type_t.
+enum class Type : int { kPC = 0, kCP = 1, kCC = 2 };
+inline const char* type_name(Type t) {
+  return t == Type::kPC ? "particle-cluster" : t == Type::kCP ? "cluster-particle" : "cluster-cluster";
+}
+
+struct Options {
+  kernels::KernelDesc kernel;
+  double eps = 1e-6;   // relative L2 error asked for (when theta or degree are left to the plan)
+  double theta = 0;    // MAC parameter in (0, 1); 0: from eps
+  int degree = -1;     // interpolation degree n in 0..approx::kMaxDegree; -1: from eps
+  int leaf_size = 0;   // N_L >= 1; 0: from the cost model
+  int batch_size = 0;  // N_B >= 1; 0: from the cost model
+  Type type = Type::kPC;
+  gpufmm_dtype_t precision = GPUFMM_FLOAT64;
+  bool grad = true;    // eps holds for the gradient too (else the potential only)
+};
+
+// Throws INVALID_ARGUMENT naming the field (as gpufmm_treecode_options_t names it).
+void validate(const Options& o);
+
+// What the plan runs with.
+struct Params {
+  double theta = 0.7;
+  int degree = 8;
+  int leaf_size = 2000;
+  int batch_size = 2000;
+};
+
+// theta and n from eps (the calibration table of params.cpp) unless set;
+// N_L and N_B from the backend's cost model unless set.
+Params choose_params(const Options& o, bool gpu, int64_t nsrc, int64_t ntrg);
+
+// Predicted relative L2 error of (theta, n) for the potential (grad false)
+// or the gradient (params.cpp; measured on uniform points).
+double predicted_error(double theta, int degree, bool grad);
+
+// Box arrays of one point set (host copies, from the tree).
+struct Boxes {
+  int64_t n = 0;
+  std::vector<Box> box;
+  std::vector<int32_t> parent, child_begin, child_end, point_begin, point_end;
+  std::vector<uint8_t> leaf;
+  int32_t count(int64_t b) const { return point_end[b] - point_begin[b]; }
+};
+
+struct Timings {  // seconds
+  double tree = 0, lists = 0, setup = 0, plan = 0;  // plan create
+  double upward = 0, nearfield = 0, downward = 0, total = 0;  // last evaluate
+};
+
+struct Stats {
+  int64_t approx_pairs = 0;     // interactions through proxies (target x source points of accepted entries)
+  int64_t direct_pairs = 0;     // interactions of points with points
+  int64_t list_entries = 0;
+  int64_t source_proxies = 0, target_proxies = 0;  // clusters with proxies
+  int64_t batches = 0, source_clusters = 0, target_clusters = 0;
+};
+
+struct CudaPlan;  // src/cuda/treecode (GPU contexts)
+struct CudaPlanDeleter {
+  void operator()(CudaPlan* g) const;
+};
+
+class Plan {
+ public:
+  Plan(Context& c, const Options& o) : ctx(c), options(o) { ctx.children.fetch_add(1); }
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  Context& ctx;
+  Options options;
+  Params par;
+  int64_t nsrc = 0, ntrg = 0;
+  int np1 = 0, np3 = 0;  // n + 1, (n + 1)^3
+
+  std::unique_ptr<tree::Tree> stree, ttree;  // ttree null: targets use stree's receivers
+  const tree::PointSet& S() const { return stree->src; }
+  const tree::PointSet& R() const { return ttree ? ttree->src : stree->receivers(); }
+
+  Boxes sbox, tbox;                        // host copies of the box arrays
+  std::vector<int32_t> sprox, tprox;       // per box: its proxy cluster index, or -1
+  std::vector<int32_t> sprox_box, tprox_box;  // per proxy cluster: its box
+  std::vector<int32_t> batch_box;          // per batch: its leaf box
+  std::vector<int32_t> batch_index;        // per target box: its batch, or -1
+  int32_t batch_of(int32_t leaf_box) const;
+  std::vector<int32_t> src_perm, trg_perm;  // sorted -> user index
+  std::vector<int32_t> trg_leaf;           // sorted target -> its leaf box
+
+  // Sets and the list (see the layout above).
+  int64_t nbatch = 0, nsets_t = 0, nsets_s = 0;
+  std::vector<int32_t> tset_begin, tset_end, sset_begin, sset_end;
+  std::vector<double> tset_center;  // 3 per target set
+  std::vector<int64_t> list_offsets;  // [nsets_t + 1]
+  std::vector<int32_t> list_index;
+  std::vector<double> sxyz, txyz;   // combined coordinates (host)
+  std::vector<int64_t> row_sources;  // per target set: source points of its row
+  int64_t max_row_sources = 0;
+  // Work units of the modified charges: (source proxy cluster, first point) of
+  // chunks of at most kChunk points, cluster-major.
+  static constexpr int32_t kChunk = 4096;
+  std::vector<int32_t> chunk_cluster, chunk_begin, chunk_end;
+
+  Stats stats;
+  Timings times;
+  double plan_seconds = 0;
+  std::mutex mutex;  // evaluate / info run one at a time per plan
+  std::unique_ptr<CudaPlan, CudaPlanDeleter> gpu;
+};
+
+// Checks, trees, geometry, lists; backend set-up. sources / targets: 3 x n
+// doubles in host memory; targets NULL: at the sources (ntrg ignored).
+std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
+                                  int64_t ntrg, const double* targets);
+
+// One evaluate. charges[nsrc], pot[ntrg], grad[3 ntrg] (pot or grad NULL when
+// not wanted, not both): double host arrays (on_context false), or arrays of
+// the plan's precision in the context's memory (on_context true). Outputs
+// are overwritten in the user's order; unchanged on failure.
+struct EvalArgs {
+  const void* charges = nullptr;
+  void* pot = nullptr;
+  void* grad = nullptr;
+  bool on_context = false;
+};
+void evaluate(Plan& p, const EvalArgs& a);
+
+namespace detail {
+void evaluate_cpu(Plan& p, const EvalArgs& a);
+#ifdef GPUFMM_HAVE_CUDA
+void setup_cuda(Plan& p);
+void evaluate_cuda(Plan& p, const EvalArgs& a);
+#endif
+}  // namespace detail
+
+}  // namespace treecode
+}  // namespace gpufmm
+
+struct gpufmm_treecode_plan_s;  // a handle: an id (core/handles.hpp)
+
+namespace gpufmm {
+namespace treecode {
+// The object behind gpufmm_treecode_plan_t.
+struct PlanObject {
+  std::unique_ptr<Plan> plan;
+};
+}  // namespace treecode
+}  // namespace gpufmm

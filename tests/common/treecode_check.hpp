@@ -1,0 +1,137 @@
+// The accuracy check of the treecode, shared by the CPU tests
+// (tests/cxx/test_treecode*.cpp) and the GPU tests (tests/cuda/): one case
+// = a kernel, a compute type, a distribution, eps and a precision, sources
+// = targets or not; the achieved relative L2 error of potential and gradient
+// at sampled targets against gpufmm_direct in double (papers/001 eq. 16)
+// must be <= eps, and the plan must have used its approximations (a case
+// that is all direct sums proves nothing).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/distributions.hpp"
+#include "common/kernel_ref.hpp"
+#include "gpufmm.h"
+
+namespace gpufmm_test {
+
+inline uint64_t treecode_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+inline const char* treecode_type_name(int t) {
+  return t == GPUFMM_TREECODE_PC ? "pc" : t == GPUFMM_TREECODE_CP ? "cp" : "cc";
+}
+
+struct TreecodeCase {
+  KernelCase kernel;
+  int type = GPUFMM_TREECODE_PC;
+  Dist dist = Dist::Uniform;
+  double eps = 1e-6;
+  int precision = GPUFMM_FLOAT64;
+  bool at_sources = true;
+  int64_t n = 4000;       // sources (and targets when at_sources)
+  int64_t sample = 400;   // targets of the error check
+  int leaf = 0;           // leaf and batch size (0: the plan's)
+};
+
+struct TreecodeResult {
+  double err_pot = 0, err_grad = 0;
+  gpufmm_treecode_info_t info{};
+  std::vector<double> pot, grad;  // at every target
+};
+
+inline std::string describe(const TreecodeCase& c, uint64_t seed) {
+  char b[256];
+  std::snprintf(b, sizeof b, "%s %s %s eps %.0e %s %s n %lld leaf %d seed %llu", c.kernel.name.c_str(),
+                treecode_type_name(c.type), dist_name(c.dist), c.eps,
+                c.precision == GPUFMM_FLOAT64 ? "double" : "float", c.at_sources ? "at-sources" : "separate",
+                (long long)c.n, c.leaf, (unsigned long long)seed);
+  return b;
+}
+
+// Runs one case on ctx and checks it (gtest expectations); seed 0: fresh.
+inline TreecodeResult check_treecode(gpufmm_context_t ctx, const TreecodeCase& c, uint64_t seed = 0) {
+  if (seed == 0) seed = treecode_seed();
+  SCOPED_TRACE(describe(c, seed));
+  TreecodeResult r;
+  const std::vector<double> src = make_points(c.dist, c.n, seed);
+  const int64_t nt = c.at_sources ? c.n : c.n * 3 / 4;
+  const std::vector<double> trg = c.at_sources ? std::vector<double>() : make_points(c.dist, nt, seed + 1);
+  const std::vector<double>& tx = c.at_sources ? src : trg;
+  Rng rng(seed + 2);
+  std::vector<double> q(static_cast<size_t>(c.n));
+  for (auto& v : q) v = 2 * rng.uniform() - 1;
+  gpufmm_kernel_t k;
+  EXPECT_EQ(gpufmm_kernel_init(&k, c.kernel.type, int(c.kernel.params.size()), c.kernel.params.data()),
+            GPUFMM_SUCCESS);
+  gpufmm_treecode_options_t o;
+  EXPECT_EQ(gpufmm_treecode_options_init(&o), GPUFMM_SUCCESS);
+  o.kernel = k;
+  o.eps = c.eps;
+  o.type = c.type;
+  o.precision = c.precision;
+  o.leaf_size = o.batch_size = c.leaf;
+  gpufmm_treecode_plan_t plan = nullptr;
+  const gpufmm_status_t st = gpufmm_treecode_plan_create(ctx, &o, c.n, src.data(), nt,
+                                                         c.at_sources ? nullptr : trg.data(), &plan);
+  EXPECT_EQ(st, GPUFMM_SUCCESS) << gpufmm_last_error_message();
+  if (st != GPUFMM_SUCCESS) return r;
+  r.pot.assign(static_cast<size_t>(nt), 0.0);
+  r.grad.assign(static_cast<size_t>(3 * nt), 0.0);
+  EXPECT_EQ(gpufmm_treecode_evaluate(plan, q.data(), r.pot.data(), r.grad.data()), GPUFMM_SUCCESS)
+      << gpufmm_last_error_message();
+  EXPECT_EQ(gpufmm_treecode_plan_info(plan, &r.info), GPUFMM_SUCCESS);
+  EXPECT_EQ(gpufmm_treecode_plan_destroy(plan), GPUFMM_SUCCESS);
+
+  // Reference at sampled targets: the direct sum in double (a sampled target
+  // that is a source is left out by the singular kernels, as at the sources).
+  const int64_t m = std::min(c.sample, nt);
+  std::vector<int64_t> idx(static_cast<size_t>(m));
+  std::vector<double> sx(static_cast<size_t>(3 * m));
+  for (int64_t i = 0; i < m; ++i) {
+    idx[i] = int64_t(rng.uniform() * double(nt)) % nt;
+    for (int d = 0; d < 3; ++d) sx[3 * i + d] = tx[3 * idx[i] + d];
+  }
+  std::vector<double> rp(static_cast<size_t>(m)), rg(static_cast<size_t>(3 * m));
+  EXPECT_EQ(gpufmm_direct(ctx, &k, GPUFMM_FLOAT64, c.n, src.data(), q.data(), m, sx.data(), rp.data(), rg.data()),
+            GPUFMM_SUCCESS);
+  double ep = 0, np = 0, eg = 0, ng = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    ep += (r.pot[idx[i]] - rp[i]) * (r.pot[idx[i]] - rp[i]);
+    np += rp[i] * rp[i];
+    for (int d = 0; d < 3; ++d) {
+      const double e = r.grad[3 * idx[i] + d] - rg[3 * i + d];
+      eg += e * e;
+      ng += rg[3 * i + d] * rg[3 * i + d];
+    }
+  }
+  r.err_pot = std::sqrt(ep / np);
+  r.err_grad = std::sqrt(eg / ng);
+  EXPECT_LE(r.err_pot, c.eps) << "potential; theta " << r.info.theta << " degree " << r.info.degree;
+  EXPECT_LE(r.err_grad, c.eps) << "gradient; theta " << r.info.theta << " degree " << r.info.degree;
+  EXPECT_GT(r.info.approx_interactions, 0) << "no approximation was used: the case tests nothing";
+  std::printf("%-60s theta %.2f n %2d: pot %.2e grad %.2e (approx %.2e direct %.2e)\n", describe(c, seed).c_str(),
+              r.info.theta, r.info.degree, r.err_pot, r.err_grad, double(r.info.approx_interactions),
+              double(r.info.direct_interactions));
+  return r;
+}
+
+// The kernels of the treecode tests (kernel_ref.hpp's, without the strong
+// screening case, which the near field alone tests).
+inline std::vector<KernelCase> treecode_kernels() {
+  std::vector<KernelCase> out;
+  for (const KernelCase& k : kernel_cases())
+    if (k.name != "yukawa_strong") out.push_back(k);
+  return out;
+}
+
+}  // namespace gpufmm_test
