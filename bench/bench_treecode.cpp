@@ -1,7 +1,7 @@
 // The barycentric Lagrange treecode (issue 15): error against time, sizes,
 // and the peers, in one run. Prints tables and writes CSV.
 //
-//   bench_treecode --calibrate [--n 1e6] [--leaf 0] [--cpu]
+//   bench_treecode --calibrate [--n 1e6] [--leaf 0] [--cpu] [--skip-uniform]
 //       the error table of src/cxx/treecode/params.cpp (params_table.inc):
 //       particle-cluster, double, theta x degree: the largest relative L2
 //       error (potential, gradient) over uniform, ellipsoid-surface and
@@ -154,7 +154,8 @@ void calibrate(int argc, char** argv) {
   const gpufmm_kernel_t kerns[2] = {kernel("coulomb", 0), reg_yukawa};
   const gpufmm_test::Dist dists[3] = {gpufmm_test::Dist::Uniform, gpufmm_test::Dist::Ellipsoid,
                                       gpufmm_test::Dist::Plummer};
-  for (int di = 0; di < 3; ++di) {
+  const int d0 = flag(argc, argv, "--skip-uniform") ? 1 : 0;
+  for (int di = d0; di < 3; ++di) {
     const Problem p = make(dists[di], n, 1000 + di, k);
     for (int ki = 0; ki < 2; ++ki) {
       const Ref ref = reference(ctx, kerns[ki], p);
@@ -254,11 +255,12 @@ void sweep(int argc, char** argv, gpufmm_context_t ctx, bool gpu) {
         o.precision = prec == "float" ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
         const Run r = run_treecode(ctx, o, p, ref, repeat, true);
         std::printf("%-9s %-4s %-8s %4s %5.2f %3d %5d %9.4f %9.4f %9.2e %9.2e %11.3e %11.3e  %s plan: tree %.4f "
-                    "lists %.4f setup %.4f  eval: pre %.4f nf %.4f down %.4f\n",
+                    "lists %.4f setup %.4f  eval: pre %.4f nf %.4f down %.4f  nf rate %.3e/s\n",
                     "gpufmm", gpu ? "gpu" : "cpu", kn.c_str(), type.c_str(), o.theta, o.degree, r.info.leaf_size,
                     r.plan, r.eval, r.epot, r.egrad, double(r.info.approx_interactions),
                     double(r.info.direct_interactions), prec.c_str(), r.info.t_plan_tree, r.info.t_plan_lists,
-                    r.info.t_plan_setup, r.info.t_precompute, r.info.t_compute, r.info.t_downward);
+                    r.info.t_plan_setup, r.info.t_precompute, r.info.t_compute, r.info.t_downward,
+                    double(r.info.approx_interactions + r.info.direct_interactions) / r.info.t_compute);
         std::fflush(stdout);
         if (out)
           std::fprintf(out, "gpufmm,%s,%s,%s,%lld,%s,%.2f,%d,%d,%d,%.6g,%.6g,%.4g,%.4g,%lld,%lld,%.6g,%.6g,%.6g\n",

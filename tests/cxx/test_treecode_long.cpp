@@ -26,7 +26,7 @@ TEST(TreecodeLong, EveryKernelTypeAndDistribution) {
           c.type = type;
           c.dist = dist;
           c.eps = eps;
-          c.n = eps < 1e-7 ? 100000 : 30000;
+          c.n = eps < 1e-7 ? 60000 : 30000;
           c.sample = 300;
           c.at_sources = (alt++ % 2) == 0;
           check_treecode(ctx, c);

@@ -2,14 +2,16 @@
 //
 // The error table is measured, not derived: relative L2 errors (at 3000
 // sampled targets) of the particle-cluster treecode in double, potential
-// and gradient, N = 5e5 sources = targets, N_L = N_B = 2000, for theta in
-// kThetas and n = 0..kMaxTableDegree: the largest error over uniform points
-// in the unit cube, points on an ellipsoid surface and Plummer-clustered
-// points, and over the Coulomb and the regularized Yukawa (kappa 0.5, delta
-// 0.02) kernels (the non-uniform inputs are up to 10x worse than uniform
-// ones). Measured on an H100 (bench/results/treecode_calibrate_h100.txt);
-// regenerate with
-//   build/bench/bench_treecode --calibrate --n 5e5 --leaf 2000
+// and gradient, N = 5e5 sources = targets, for theta in kThetas and n =
+// 0..kMaxTableDegree: the largest error over points on an ellipsoid surface
+// and Plummer-clustered points (uniform points in a cube are up to 10x more
+// accurate) and over the Coulomb and the regularized Yukawa (kappa 0.5,
+// delta 0.02) kernels, with leaves and batches of 100 points, so that the
+// size check (papers/001 eq. 13) leaves as few clusters to the direct sum as
+// any leaf size does (larger leaves are more accurate: the errors at N_L =
+// 2000 were up to 10x smaller). Measured on an H100 (bench/results/
+// treecode_calibrate_h100.txt); regenerate with
+//   build/bench/bench_treecode --calibrate --n 5e5 --leaf 100 --skip-uniform
 // tests/cxx/test_treecode.cpp and tests/cuda/test_cuda_treecode.cpp check
 // every kernel, compute type and distribution against eps.
 #include <cmath>
@@ -56,8 +58,7 @@ Params choose_params(const Options& o, bool gpu, int64_t nsrc, int64_t ntrg) {
   (void)nsrc;
   (void)ntrg;
   Params p;
-  const double floor_eps = o.precision == GPUFMM_FLOAT32 ? 1e-6 : 1e-15;
-  const double target = std::fmax(o.eps, floor_eps) / kSafety;
+  const double target = std::fmax(o.eps, 1e-15) / kSafety;
   // Candidates: the given theta / degree, or the table's; the cheapest by
   // the work per target, ~ (n+1)^3 proxies of ~ 1/theta^3 clusters.
   double best = HUGE_VAL;

@@ -37,6 +37,10 @@ void validate(const Options& o) {
   const bool need_eps = o.theta == 0 || o.degree < 0;
   require(!need_eps || (o.eps > 0 && o.eps < 1), GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'eps' = ", o.eps,
           " is not in (0, 1)");
+  // The float near field stops near 1e-5 relative (N = 1e6, docs/treecode.md).
+  require(!need_eps || o.precision == GPUFMM_FLOAT64 || o.eps >= kMinFloatEps, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'eps' = ", o.eps, " is below what single precision reaches (", kMinFloatEps,
+          "): use precision GPUFMM_FLOAT64");
 }
 
 Plan::~Plan() {

@@ -86,6 +86,9 @@ struct Options {
   bool grad = true;    // eps holds for the gradient too (else the potential only)
 };
 
+// The smallest eps a float plan accepts.
+constexpr double kMinFloatEps = 2e-5;
+
 // Throws INVALID_ARGUMENT naming the field (as gpufmm_treecode_options_t names it).
 void validate(const Options& o);
 
