@@ -143,8 +143,8 @@ subroutine gpufmm_ldirect3d(ns, sources, ifcharge, charges, ifdipole, dipoles, n
   real(real64), intent(in) :: sources(3, *), charges(*), dipoles(3, *), targets(3, *)
   real(real64), intent(inout) :: pot(*), grad(3, *)
   integer, intent(out) :: ier
-  call gpufmm_f77_sum('gpufmm_ldirect3d', F77_LDIRECT, 0.0_real64, ns, sources, ifcharge, charges, ifdipole, dipoles, nt, &
-       targets, ifpot, pot, ifgrad, grad, ier)
+  call gpufmm_f77_sum('gpufmm_ldirect3d', F77_LDIRECT, 0.0_real64, ns, sources, ifcharge, charges, ifdipole, dipoles, &
+       nt, targets, ifpot, pot, ifgrad, grad, ier)
 end subroutine gpufmm_ldirect3d
 
 !> pot/grad of charges by the barycentric Lagrange treecode of kernel ktype
