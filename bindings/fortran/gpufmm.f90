@@ -7,6 +7,7 @@
 !>   gpufmm_tree_mod   octrees: sorted points, boxes, interaction lists
 !>   gpufmm_kernels_mod  pair kernels (Laplace, Yukawa, regularized) and
 !>                     the direct sum of any kernel
+!>   gpufmm_treecode_mod  the barycentric Lagrange treecode (any kernel)
 !>
 !> Every procedure takes `integer, optional, intent(out) :: status` last;
 !> without it, a failure ends the program with `error stop` and the
@@ -18,6 +19,7 @@ module gpufmm
   use gpufmm_fmm
   use gpufmm_tree_mod
   use gpufmm_kernels_mod
+  use gpufmm_treecode_mod
   implicit none
   public
 end module gpufmm

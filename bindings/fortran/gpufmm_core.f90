@@ -111,7 +111,8 @@ module gpufmm_core
   end interface gpufmm_context_c_ptr
   ! For the other gpufmm modules (and for wrapping further C entry points):
   public :: gpufmm_check_status, gpufmm_c_string, gpufmm_itoa, gpufmm_shape3_error, gpufmm_size_error
-  public :: gpufmm_io_sizes_error, gpufmm_points_error, gpufmm_sum_shapes
+  public :: gpufmm_io_sizes_error, gpufmm_points_error, gpufmm_sum_shapes, gpufmm_plan_io_ok
+  public :: gpufmm_optional_c_ptr
 
   !> Integer (int32 or int64) to text, "-42", for messages.
   interface gpufmm_itoa
@@ -297,6 +298,31 @@ contains
     msg = gpufmm_points_error(sources, targets)
     if (len(msg) == 0) msg = gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
   end function gpufmm_sum_shapes
+
+  !> Before a plan of nsrc sources and ntrg targets is evaluated, after the
+  !> query of its sizes returned `s`: .true. if s is GPUFMM_SUCCESS and the
+  !> optional inputs and outputs fit (gpufmm_io_sizes_error); else reports
+  !> the failure as procedure `where` (gpufmm_check_status: status or error
+  !> stop) and returns .false.
+  logical function gpufmm_plan_io_ok(s, nsrc, ntrg, status, where, charges, dipoles, pot, grad) result(ok)
+    integer(c_int), intent(in) :: s
+    integer(int64), intent(in) :: nsrc, ntrg
+    integer, optional, intent(out) :: status
+    character(len=*), intent(in) :: where
+    real(real64), intent(in), optional :: charges(:), dipoles(:, :), pot(:), grad(:, :)
+    character(len=:), allocatable :: msg
+    ok = .false.
+    if (s /= GPUFMM_SUCCESS) then
+       call gpufmm_check_status(s, status, where)
+       return
+    end if
+    msg = gpufmm_io_sizes_error(nsrc, ntrg, charges, dipoles, pot, grad)
+    if (len(msg) > 0) then
+       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
+       return
+    end if
+    ok = .true.
+  end function gpufmm_plan_io_ok
 
   !> Handles the status `s` of a gpufmm call made by procedure `where`:
   !>  - `status` present: status = s (and nothing else happens);
@@ -512,6 +538,15 @@ contains
     type(c_ptr) :: p
     p = h%p
   end function gpufmm_c_ptr
+
+  !> The C handle inside h, or c_null_ptr when h is absent (the optional
+  !> handle arguments of the modules' procedures).
+  pure function gpufmm_optional_c_ptr(h) result(p)
+    class(gpufmm_handle), intent(in), optional :: h
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (present(h)) p = h%p
+  end function gpufmm_optional_c_ptr
 
   !> Sets the C handle of h (the modules' create procedures). Not for users.
   subroutine gpufmm_handle_set(h, p)

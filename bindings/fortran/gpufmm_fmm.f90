@@ -280,18 +280,9 @@ contains
     integer, optional, intent(out) :: status
     character(len=*), parameter :: where = 'gpufmm_laplace_evaluate'
     type(c_laplace_info) :: ci
-    character(len=:), allocatable :: msg
     integer(c_int) :: s
     s = c_plan_info(gpufmm_c_ptr(plan), ci)  ! the plan's sizes (and a live handle)
-    if (s /= GPUFMM_SUCCESS) then
-       call gpufmm_check_status(s, status, where)
-       return
-    end if
-    msg = gpufmm_io_sizes_error(ci%nsrc, ci%ntrg, charges, dipoles, pot, grad)
-    if (len(msg) > 0) then
-       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
-       return
-    end if
+    if (.not. gpufmm_plan_io_ok(s, ci%nsrc, ci%ntrg, status, where, charges, dipoles, pot, grad)) return
     s = c_evaluate(gpufmm_c_ptr(plan), charges, dipoles, pot, grad)
     call gpufmm_check_status(s, status, where)
   end subroutine gpufmm_laplace_evaluate
@@ -304,15 +295,9 @@ contains
     type(gpufmm_laplace_plan), intent(in) :: plan
     type(gpufmm_array), intent(in), optional :: charges, dipoles, pot, grad
     integer, optional, intent(out) :: status
-    call gpufmm_check_status(c_evaluate_arrays(gpufmm_c_ptr(plan), handle(charges), handle(dipoles), handle(pot), &
-         handle(grad)), status, 'gpufmm_laplace_evaluate_arrays')
-  contains
-    function handle(a) result(p)
-      type(gpufmm_array), intent(in), optional :: a
-      type(c_ptr) :: p
-      p = c_null_ptr
-      if (present(a)) p = gpufmm_array_c_ptr(a)
-    end function handle
+    call gpufmm_check_status(c_evaluate_arrays(gpufmm_c_ptr(plan), gpufmm_optional_c_ptr(charges), &
+         gpufmm_optional_c_ptr(dipoles), gpufmm_optional_c_ptr(pot), gpufmm_optional_c_ptr(grad)), status, &
+         'gpufmm_laplace_evaluate_arrays')
   end subroutine gpufmm_laplace_evaluate_arrays
 
   ! ================================================================== one-shot FMM and direct sum

@@ -114,14 +114,8 @@ contains
     prec = GPUFMM_FLOAT64
     if (present(precision)) prec = int(precision, c_int)
     call gpufmm_check_status(c_direct_arrays(kernel, prec, gpufmm_array_c_ptr(sources), &
-         gpufmm_array_c_ptr(charges), handle(targets), handle(pot), handle(grad)), status, 'gpufmm_direct_arrays')
-  contains
-    function handle(a) result(p)
-      type(gpufmm_array), intent(in), optional :: a
-      type(c_ptr) :: p
-      p = c_null_ptr
-      if (present(a)) p = gpufmm_array_c_ptr(a)
-    end function handle
+         gpufmm_array_c_ptr(charges), gpufmm_optional_c_ptr(targets), gpufmm_optional_c_ptr(pot), &
+         gpufmm_optional_c_ptr(grad)), status, 'gpufmm_direct_arrays')
   end subroutine gpufmm_direct_arrays
 
 end module gpufmm_kernels_mod

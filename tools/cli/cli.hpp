@@ -2,8 +2,11 @@
 // file under tools/cli/, registered at start-up with GPUFMM_SUBCOMMAND.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "common/distributions.hpp"
 
 namespace gpufmm_cli {
 
@@ -22,6 +25,33 @@ std::string option_value(const std::vector<std::string>& args, const std::string
 // Rejects arguments not in `known` (flags and keys); prints and returns false.
 bool check_known(const std::vector<std::string>& args, const std::vector<std::string>& keys,
                  const std::vector<std::string>& flags);
+// Numbers of option values; false if s is not one. Integers may be written
+// 1e6 (or 2.5e5).
+bool parse_int(const std::string& s, long long& v);
+bool parse_double(const std::string& s, double& v);
+// The device of --cpu / --gpu (GPU 0) / neither (GPUFMM_DEVICE_DEFAULT: the
+// first GPU if any, else the CPU); false if both are given.
+bool parse_device(const std::vector<std::string>& args, int& device);
+
+// The points and charges of a run: n sources and, m > 0, m separate targets
+// from one distribution (the targets' seed is seed + 1000), charges uniform
+// in (0, 1) or, signed_charges, in (-1, 1) (seed + 7).
+struct Problem {
+  std::vector<double> sources, targets, charges;
+  int64_t ntrg = 0;  // m, or n at the sources
+  // Where the sums are evaluated: the targets, or the sources.
+  const std::vector<double>& eval_points() const { return targets.empty() ? sources : targets; }
+};
+Problem make_problem(gpufmm_test::Dist dist, int64_t n, int64_t m, uint64_t seed, bool signed_charges);
+
+// K targets sampled evenly from n points (3 x n doubles): their indices and
+// their coordinates (3 x K), where a command checks against the direct sum.
+void sample_points(const std::vector<double>& points, int64_t n, int64_t k, std::vector<int64_t>& idx,
+                   std::vector<double>& coords);
+// Relative L2 error (papers/000 eq. 36, papers/001 eq. 16) of
+// a[width * idx[i] + k] against ref[width * i + k].
+double rel_l2(const std::vector<double>& a, const std::vector<int64_t>& idx, const std::vector<double>& ref,
+              int width);
 
 }  // namespace gpufmm_cli
 

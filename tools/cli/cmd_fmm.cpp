@@ -15,6 +15,10 @@
 
 namespace {
 
+using gpufmm_cli::parse_double;
+using gpufmm_cli::parse_int;
+using gpufmm_cli::rel_l2;
+
 void usage() {
   std::fprintf(stderr,
                "usage: gpufmm fmm --n N [--eps E] [--dist uniform|ellipsoid|plummer|clusters] [--grad]\n"
@@ -31,40 +35,9 @@ void usage() {
                "The plan is evaluated twice; the second evaluation is reported.\n");
 }
 
-bool parse_int(const std::string& s, long long& v) {
-  char* end = nullptr;
-  v = std::strtoll(s.c_str(), &end, 10);
-  if (end == s.c_str()) return false;
-  if (*end == 'e' || *end == 'E' || *end == '.') {  // 1e6
-    const double d = std::strtod(s.c_str(), &end);
-    v = static_cast<long long>(d);
-  }
-  return *end == '\0';
-}
-
-bool parse_double(const std::string& s, double& v) {
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end != s.c_str() && *end == '\0';
-}
-
 int fail(const char* what) {
   std::fprintf(stderr, "gpufmm fmm: %s: %s\n", what, gpufmm_last_error_message());
   return 1;
-}
-
-// Relative L2 error (papers/000 eq. 36) of a[width * idx[i] + k] against
-// ref[width * i + k].
-double rel_l2(const std::vector<double>& a, const std::vector<int64_t>& idx, const std::vector<double>& ref,
-              int width) {
-  double e = 0, r = 0;
-  for (size_t i = 0; i < idx.size(); ++i)
-    for (int k = 0; k < width; ++k) {
-      const double d = a[width * idx[i] + k] - ref[width * i + k];
-      e += d * d;
-      r += ref[width * i + k] * ref[width * i + k];
-    }
-  return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
 }
 
 int run_fmm(const std::vector<std::string>& args) {
@@ -91,22 +64,19 @@ int run_fmm(const std::vector<std::string>& args) {
   }
   const bool want_grad = gpufmm_cli::has_flag(args, "--grad");
   const bool single = gpufmm_cli::has_flag(args, "--float");
-  const bool want_cpu = gpufmm_cli::has_flag(args, "--cpu"), want_gpu = gpufmm_cli::has_flag(args, "--gpu");
-  if (want_cpu && want_gpu) {
+  int device;
+  if (!gpufmm_cli::parse_device(args, device)) {
     usage();
     return 2;
   }
-  const int device = want_cpu ? GPUFMM_DEVICE_CPU : (want_gpu ? 0 : GPUFMM_DEVICE_DEFAULT);
 
   // Points and charges.
-  const std::vector<double> src = gpufmm_test::make_points(dist, n, static_cast<uint64_t>(seed));
-  std::vector<double> trg;
-  if (m > 0) trg = gpufmm_test::make_points(dist, m, static_cast<uint64_t>(seed) + 1000);
-  const int64_t ntrg = m > 0 ? m : n;
-  const std::vector<double>& points = m > 0 ? trg : src;  // where the potential is evaluated
-  std::vector<double> q(static_cast<size_t>(n));
-  gpufmm_test::Rng rng(static_cast<uint64_t>(seed) + 7);
-  for (auto& v : q) v = rng.uniform_open();
+  const gpufmm_cli::Problem prob = gpufmm_cli::make_problem(dist, n, m, static_cast<uint64_t>(seed), false);
+  const std::vector<double>& src = prob.sources;
+  const std::vector<double>& trg = prob.targets;
+  const std::vector<double>& q = prob.charges;
+  const int64_t ntrg = prob.ntrg;
+  const std::vector<double>& points = prob.eval_points();
 
   gpufmm_context_t ctx = nullptr;
   if (gpufmm_context_create(device, &ctx) != GPUFMM_SUCCESS) return fail("context");
@@ -156,13 +126,9 @@ int run_fmm(const std::vector<std::string>& args) {
   if (check > 0) {
     // The direct sum at K sampled targets only (passed as the targets).
     const int64_t k = std::min<int64_t>(check, ntrg);
-    std::vector<int64_t> idx(static_cast<size_t>(k));
-    std::vector<double> y(static_cast<size_t>(3 * k)), ref_pot(static_cast<size_t>(k)),
-        ref_grad(want_grad ? static_cast<size_t>(3 * k) : 0);
-    for (int64_t i = 0; i < k; ++i) {
-      idx[i] = i * ntrg / k;
-      for (int c = 0; c < 3; ++c) y[3 * i + c] = points[3 * idx[i] + c];
-    }
+    std::vector<int64_t> idx;
+    std::vector<double> y, ref_pot(static_cast<size_t>(k)), ref_grad(want_grad ? static_cast<size_t>(3 * k) : 0);
+    gpufmm_cli::sample_points(points, ntrg, k, idx, y);
     if (gpufmm_laplace_direct(ctx, GPUFMM_FLOAT64, n, src.data(), q.data(), nullptr, k, y.data(), ref_pot.data(),
                               want_grad ? ref_grad.data() : nullptr) != GPUFMM_SUCCESS) {
       rc = fail("direct sum");

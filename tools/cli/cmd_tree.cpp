@@ -11,6 +11,8 @@
 
 namespace {
 
+using gpufmm_cli::parse_int;
+
 void usage() {
   std::fprintf(stderr,
                "usage: gpufmm tree --n N [--m M] [--dist uniform|ellipsoid|plummer|clusters]\n"
@@ -23,17 +25,6 @@ void usage() {
                "            than s_max points (default: every leaf at one depth)\n"
                "  --repeat  builds to time (default 3; the fastest is shown), after one warm-up\n"
                "  --cpu / --gpu  backend (default: the first GPU if any, else the CPU)\n");
-}
-
-bool parse_int(const std::string& s, long long& v) {
-  char* end = nullptr;
-  v = std::strtoll(s.c_str(), &end, 10);
-  if (end == s.c_str()) return false;
-  if (*end == 'e' || *end == 'E') {  // 1e6
-    const double d = std::strtod(s.c_str(), &end);
-    v = static_cast<long long>(d);
-  }
-  return *end == '\0';
 }
 
 int fail(const char* what) {
@@ -77,12 +68,11 @@ int run_tree(const std::vector<std::string>& args) {
     usage();
     return 2;
   }
-  const bool want_cpu = gpufmm_cli::has_flag(args, "--cpu"), want_gpu = gpufmm_cli::has_flag(args, "--gpu");
-  if (want_cpu && want_gpu) {
+  int device;
+  if (!gpufmm_cli::parse_device(args, device)) {
     usage();
     return 2;
   }
-  const int device = want_cpu ? GPUFMM_DEVICE_CPU : (want_gpu ? 0 : GPUFMM_DEVICE_DEFAULT);
 
   gpufmm_context_t ctx = nullptr;
   if (gpufmm_context_create(device, &ctx) != GPUFMM_SUCCESS) return fail("context");

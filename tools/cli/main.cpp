@@ -1,12 +1,15 @@
 // `gpufmm` - the command-line tool. Subcommands register themselves
 // (tools/cli/cli.hpp); `gpufmm help` lists them.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
+#include "gpufmm.h"
 
 namespace gpufmm_cli {
 
@@ -45,6 +48,62 @@ bool check_known(const std::vector<std::string>& args, const std::vector<std::st
     }
   }
   return true;
+}
+
+bool parse_int(const std::string& s, long long& v) {
+  char* end = nullptr;
+  v = std::strtoll(s.c_str(), &end, 10);
+  if (end == s.c_str()) return false;
+  if (*end == 'e' || *end == 'E' || *end == '.') {  // 1e6
+    const double d = std::strtod(s.c_str(), &end);
+    v = static_cast<long long>(d);
+  }
+  return *end == '\0';
+}
+
+bool parse_double(const std::string& s, double& v) {
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end != s.c_str() && *end == '\0';
+}
+
+bool parse_device(const std::vector<std::string>& args, int& device) {
+  const bool want_cpu = has_flag(args, "--cpu"), want_gpu = has_flag(args, "--gpu");
+  device = want_cpu ? GPUFMM_DEVICE_CPU : (want_gpu ? 0 : GPUFMM_DEVICE_DEFAULT);
+  return !(want_cpu && want_gpu);
+}
+
+Problem make_problem(gpufmm_test::Dist dist, int64_t n, int64_t m, uint64_t seed, bool signed_charges) {
+  Problem p;
+  p.sources = gpufmm_test::make_points(dist, n, seed);
+  if (m > 0) p.targets = gpufmm_test::make_points(dist, m, seed + 1000);
+  p.ntrg = m > 0 ? m : n;
+  p.charges.resize(static_cast<size_t>(n));
+  gpufmm_test::Rng rng(seed + 7);
+  for (auto& v : p.charges) v = signed_charges ? 2 * rng.uniform_open() - 1 : rng.uniform_open();
+  return p;
+}
+
+void sample_points(const std::vector<double>& points, int64_t n, int64_t k, std::vector<int64_t>& idx,
+                   std::vector<double>& coords) {
+  idx.resize(static_cast<size_t>(k));
+  coords.resize(static_cast<size_t>(3 * k));
+  for (int64_t i = 0; i < k; ++i) {
+    idx[i] = i * n / k;
+    for (int c = 0; c < 3; ++c) coords[3 * i + c] = points[3 * idx[i] + c];
+  }
+}
+
+double rel_l2(const std::vector<double>& a, const std::vector<int64_t>& idx, const std::vector<double>& ref,
+              int width) {
+  double e = 0, r = 0;
+  for (size_t i = 0; i < idx.size(); ++i)
+    for (int k = 0; k < width; ++k) {
+      const double d = a[width * idx[i] + k] - ref[width * i + k];
+      e += d * d;
+      r += ref[width * i + k] * ref[width * i + k];
+    }
+  return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
 }
 
 }  // namespace gpufmm_cli
