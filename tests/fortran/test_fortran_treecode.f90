@@ -25,7 +25,7 @@ program test_fortran_treecode
   implicit none
   integer, parameter :: n = 10000, m = 2000
   real(real64), parameter :: kappa = 0.5_real64
-  real(real64), parameter :: epss(2) = [1.0e-4_real64, 1.0e-6_real64]
+  real(real64), parameter :: epss(2) = [1.0e-2_real64, 1.0e-6_real64]
   integer, parameter :: types(3) = [GPUFMM_TREECODE_PC, GPUFMM_TREECODE_CP, GPUFMM_TREECODE_CC]
   character(len=2), parameter :: type_names(3) = ['PC', 'CP', 'CC']
   type(gpufmm_context) :: ctx, ctx_default
@@ -81,8 +81,8 @@ program test_fortran_treecode
                 info%theta > 0 .and. info%theta < 1 .and. info%degree >= 0 .and. &
                 info%degree <= GPUFMM_TREECODE_MAX_DEGREE .and. info%source_clusters > 0 .and. &
                 info%t_total >= 0 .and. info%plan_seconds >= 0, 'plan_info: sizes, parameters, times')
-           ! at eps 1e-6 (degree 12: 2197 proxies a cluster) the CPU sums this N directly
-           if (ie == 1) call check(info%approx_interactions > 0, type_names(it) // ' at eps 1e-4: proxies take part')
+           ! at eps 1e-6 (degree 10: 1331 proxies a cluster) the CPU sums this N directly
+           if (ie == 1) call check(info%approx_interactions > 0, type_names(it) // ' at eps 1e-2: proxies take part')
         end do
      end do
   end do

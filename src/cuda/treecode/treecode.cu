@@ -218,8 +218,19 @@ void setup_cuda(Plan& P) {
   std::vector<double> u(static_cast<size_t>(P.np1));
   approx::cheb_units(P.par.degree, u.data());
   G.u = G.upload(u, "treecode nodes");
-  G.sxyz = G.upload(P.sxyz, "treecode source points");
-  G.txyz = G.upload(P.txyz, "treecode target points");
+  // Targets at the sources in one tree: the sorted points are the same, and
+  // so are the proxies where both sides have them; the shorter array is a
+  // prefix of the longer, which is uploaded once.
+  const bool shared = !P.ttree && P.trg_perm == P.src_perm &&
+                      (P.sprox_box.empty() || P.tprox_box.empty() || P.sprox_box == P.tprox_box);
+  if (shared) {
+    const bool s_longer = P.sxyz.size() >= P.txyz.size();
+    double* d = G.upload(s_longer ? P.sxyz : P.txyz, "treecode points");
+    G.sxyz = G.txyz = d;
+  } else {
+    G.sxyz = G.upload(P.sxyz, "treecode source points");
+    G.txyz = G.upload(P.txyz, "treecode target points");
+  }
   G.tset_center = G.upload(P.tset_center, "treecode target sets");
   G.tset_begin = G.upload(P.tset_begin, "treecode target sets");
   G.tset_end = G.upload(P.tset_end, "treecode target sets");
