@@ -4,7 +4,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace gpufmm {
 namespace plan {
@@ -64,6 +66,24 @@ void check_points(const double* xyz, int64_t n, const char* name) {
       }
   }
   fail_if_bad_point(xyz, bad, n, name);
+}
+
+void fail_if_tiny_point(const double* xyz, int64_t bad, int64_t n, const char* name) {
+  if (bad >= n) return;
+  const double x = xyz[3 * bad], y = xyz[3 * bad + 1], z = xyz[3 * bad + 2];
+  fail(GPUFMM_ERROR_ACCURACY, "argument '", name, "': point ", bad, " (0-based) = (", x, ", ", y, ", ", z,
+       ") has a nonzero coordinate below ", kMinNonzeroCoordinate,
+       " (2^-458) in magnitude: squared distances of such points can underflow double, so no accuracy can be "
+       "promised (the coordinates span more orders of magnitude than double holds); set such coordinates to 0, "
+       "or shift or scale the points");
+}
+
+void check_points_resolvable(const double* xyz, int64_t n, const char* name) {
+  int64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= (int64_t(1) << 15))
+  for (int64_t i = 0; i < n; ++i)
+    if (!point_resolvable(xyz + 3 * i)) bad = std::min(bad, i);
+  fail_if_tiny_point(xyz, bad, n, name);
 }
 
 }  // namespace plan

@@ -206,6 +206,17 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
   plan.plan_times.depth_scan = now() - t1;
 }
 
+// The side of the points' cube against what double holds (issue 14): pair
+// distances and their squares (plan::kMaxSpanDouble; GPUFMM_ERROR_ACCURACY).
+void check_span(const LaplacePlan& P) {
+  const double side = P.tree->cube.side;
+  const char* which = P.same_sets ? "argument 'sources'" : "arguments 'sources' and 'targets'";
+  require(side <= plan::kMaxSpanDouble, GPUFMM_ERROR_ACCURACY, which, ": the points span ", side,
+          " (the side of their bounding cube), beyond ", plan::kMaxSpanDouble,
+          " (2^500): squared distances of such points can overflow double, so no accuracy can be promised; "
+          "scale the coordinates");
+}
+
 }  // namespace
 
 std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOptions& opt,
@@ -225,6 +236,8 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   if (P.cpu_pipeline()) {
     plan::check_points(sources, nsrc, "sources");
     if (targets != nullptr) plan::check_points(targets, ntrg, "targets");
+    plan::check_points_resolvable(sources, nsrc, "sources");
+    if (targets != nullptr) plan::check_points_resolvable(targets, ntrg, "targets");
   } else {
     plan::check_points_pointer(sources, nsrc, "sources");
     if (targets != nullptr) plan::check_points_pointer(targets, ntrg, "targets");
@@ -271,6 +284,9 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     plan::fail_if_bad_point(sources, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.src, nsrc), nsrc, "sources");
     if (!P.same_sets)
       plan::fail_if_bad_point(targets, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
+    plan::fail_if_tiny_point(sources, gpufmm::cuda::first_tiny_point(ctx, dev_points.src, nsrc), nsrc, "sources");
+    if (!P.same_sets)
+      plan::fail_if_tiny_point(targets, gpufmm::cuda::first_tiny_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
     tsrc = dev_points.src;
     ttrg = dev_points.trg;
     on_context = true;
@@ -305,6 +321,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   P.lists = lists::build(*P.tree, (1u << lists::kNeighbors) | (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
                                                                            : (1u << lists::kM2L)));
   P.l_max = P.tree->l_max;
+  check_span(P);
   P.src_boxes = P.tree->src.nboxes;
   P.trg_boxes = P.tree->receivers().nboxes;
   P.m2l_translations = P.modified

@@ -43,28 +43,30 @@ void permute_out(int64_t n, const int32_t* perm, const std::vector<T>& in, int p
   }
 }
 
-// Coordinates of points [b, e) of xyz relative to c, rounded to T.
+// Coordinates of points [b, e) of xyz relative to the centre of the box
+// with key `key` in frame f (tree::box_relative: exact centre), rounded to T.
 template <class T>
-inline void relative(const double* xyz, int64_t b, int64_t e, const double* c, T* out) {
+inline void relative(const double* xyz, int64_t b, int64_t e, const tree::LevelFrame& f, uint64_t key, T* out) {
   for (int64_t i = b; i < e; ++i) {
-    const int64_t k = i - b;
-    out[3 * k] = T(xyz[3 * i] - c[0]);
-    out[3 * k + 1] = T(xyz[3 * i + 1] - c[1]);
-    out[3 * k + 2] = T(xyz[3 * i + 2] - c[2]);
+    double r[3];
+    tree::box_relative3(f, key, xyz + 3 * i, r);
+    for (int k = 0; k < 3; ++k) out[3 * (i - b) + k] = T(r[k]);
   }
 }
 
-// P2P of one target leaf: its targets [tb, te) against its near sources,
-// gathered (structure of arrays, padded to whole lane groups) relative to
-// the leaf centre c; the source loop is nearfield::sum_sources, the one CPU
-// near field, here flattened into this copy's ISA.
+// P2P of one target leaf: its targets [tb, te) against its n near sources,
+// gathered (structure of arrays, room for whole lane groups) with their
+// coordinates as given, so that each source-target difference is one
+// correctly rounded subtraction of the user's doubles, as in the double
+// direct sum (exact for close pairs), and only then rounded to T; the
+// source loop is nearfield::sum_sources, the one CPU near field, here
+// flattened into this copy's ISA.
 template <bool kC, bool kD, bool kG, class K, class T>
-GPUFMM_PIPELINE_FLATTEN void p2p_leaf(const K& k, int64_t tb, int64_t te, const double* txyz, const double* c,
-                                      int64_t n, const nearfield::Sources<double, T>& g, T* pot, T* grad) {
+GPUFMM_PIPELINE_FLATTEN void p2p_leaf(const K& k, int64_t tb, int64_t te, const double* txyz, int64_t n,
+                                      const nearfield::Sources<double, T>& g, T* pot, T* grad) {
   for (int64_t i = tb; i < te; ++i) {
-    const double tx = txyz[3 * i] - c[0], ty = txyz[3 * i + 1] - c[1], tz = txyz[3 * i + 2] - c[2];
     T v, gx, gy, gz;
-    nearfield::sum_sources<kC, kD, kG>(k, tx, ty, tz, 0, n, g, v, gx, gy, gz);
+    nearfield::sum_sources<kC, kD, kG>(k, txyz[3 * i], txyz[3 * i + 1], txyz[3 * i + 2], 0, n, g, v, gx, gy, gz);
     if (pot) pot[i] += v;
     if (kG) {
       grad[3 * i] += gx;
@@ -143,6 +145,7 @@ struct Pipeline {
   void p2m() {
     const int64_t b0 = S.level_offset[L], b1 = S.level_offset[L + 1];
     const T h = T(box_size(L));
+    const tree::LevelFrame frame = tree::level_frame(tr.cube, L);
 #pragma omp parallel
     {
       std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(P.max_leaf_points, 1)));
@@ -151,7 +154,7 @@ struct Pipeline {
         T* M = W.M.data() + b * p2;
         std::fill(M, M + p2, T(0));
         const int64_t pb = S.point_begin[b], pe = S.point_end[b];
-        relative(P.src_xyz.data(), pb, pe, S.center + 3 * b, rel.data());
+        relative(P.src_xyz.data(), pb, pe, frame, S.box_key[b], rel.data());
         p2m_box<T>(p, h, int(pe - pb), rel.data(), has_q ? W.q.data() + pb : nullptr,
                    has_d ? W.d.data() + 3 * pb : nullptr, M);
       }
@@ -337,6 +340,7 @@ struct Pipeline {
   void l2p() {
     const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
     const T h = T(box_size(L));
+    const tree::LevelFrame frame = tree::level_frame(tr.cube, L);
     const double* txyz = P.target_xyz();
 #pragma omp parallel
     {
@@ -345,7 +349,7 @@ struct Pipeline {
       for (int64_t b = b0; b < b1; ++b) {
         if (!W.has_local[b]) continue;
         const int64_t pb = R.point_begin[b], pe = R.point_end[b];
-        relative(txyz, pb, pe, R.center + 3 * b, rel.data());
+        relative(txyz, pb, pe, frame, R.box_key[b], rel.data());
         l2p_box<T>(p, h, W.L.data() + b * p2, int(pe - pb), rel.data(),
                    want_pot ? W.pot.data() + pb : nullptr,
                    want_grad ? W.grad.data() + 3 * pb : nullptr);
@@ -369,14 +373,13 @@ struct Pipeline {
       nearfield::Sources<double, T> g(nearfield::padded(P.max_near_sources));
 #pragma omp for schedule(dynamic, 4)
       for (int64_t b = b0; b < b1; ++b) {
-        const double* c = R.center + 3 * b;
         int64_t n = 0;
         for (int64_t e = nb.offsets[b]; e < nb.offsets[b + 1]; ++e) {
           const int32_t s = nb.index[e];
           for (int64_t i = S.point_begin[s]; i < S.point_end[s]; ++i, ++n) {
-            g.x[n] = sxyz[3 * i] - c[0];
-            g.y[n] = sxyz[3 * i + 1] - c[1];
-            g.z[n] = sxyz[3 * i + 2] - c[2];
+            g.x[n] = sxyz[3 * i];
+            g.y[n] = sxyz[3 * i + 1];
+            g.z[n] = sxyz[3 * i + 2];
             if (kC) g.q[n] = W.q[i];
             if (kD) {
               g.dx[n] = W.d[3 * i];
@@ -385,11 +388,7 @@ struct Pipeline {
             }
           }
         }
-        for (; n % nearfield::kLanes != 0; ++n) {
-          g.x[n] = g.y[n] = g.z[n] = 0.0;
-          g.q[n] = g.dx[n] = g.dy[n] = g.dz[n] = T(0);
-        }
-        p2p_leaf<kC, kD, kG>(kern, R.point_begin[b], R.point_end[b], txyz, c, n, g, pot, grad);
+        p2p_leaf<kC, kD, kG>(kern, R.point_begin[b], R.point_end[b], txyz, n, g, pot, grad);
       }
     }
   }
@@ -436,6 +435,7 @@ struct Pipeline {
         p2p<decltype(c)::value, decltype(d)::value, decltype(g)::value>();
       });
     tm.p2p = now() - t;
+    check_results(P, W.pot, W.grad);  // before any output is written
     if (want_pot) permute_out(nt, R.perm, W.pot, 1, static_cast<S_*>(a.pot));
     if (want_grad) permute_out(nt, R.perm, W.grad, 3, static_cast<S_*>(a.grad));
     tm.total = now() - t0;

@@ -40,12 +40,18 @@
 //   pot    [ntrg], grad [3*ntrg]  results in sorted target order
 // Sorted coordinates (LaplacePlan::src_xyz / trg_xyz, double, 3 x n, host;
 //   on the device only for the CUDA driver):
-//   src_xyz[3i..3i+2] = user source perm[i]. Every expansion / P2P uses
-//   coordinates RELATIVE TO A BOX CENTRE, formed in double and then rounded
-//   to T (P2M and L2P: relative to the leaf's centre; P2P: sources and
-//   targets relative to the target leaf's centre). In float this keeps the
-//   rounding of the coordinates at 6e-8 of a box size instead of 6e-8 of
-//   the domain, which is what lets float reach eps = 1e-5.
+//   src_xyz[3i..3i+2] = user source perm[i], as given. P2M and L2P use
+//   coordinates RELATIVE TO THE LEAF'S EXACT CENTRE (tree::box_relative:
+//   the centre is never rounded, so the result is within a few ulps of the
+//   box size wherever the box is; issue 14), formed in double and then
+//   rounded to T. In float this keeps the rounding at 6e-8 of a box size
+//   instead of 6e-8 of the domain, which is what lets float reach eps =
+//   1e-5. P2P takes each source-target difference of the coordinates as
+//   given, one rounding in double as in the double direct sum (exact for
+//   close pairs), then rounds it to T (the CUDA float P2P: coordinates
+//   relative to the target leaf's exact centre, nearfield/p2p.cuh).
+//   Results that are not finite (the sum overflowed T) are
+//   GPUFMM_ERROR_ACCURACY, checked before any output is written.
 //
 // Translation data (LaplaceTables<T>), every translation is RCR (eq. 33):
 //   out += A(a)^T B(b)^T Coax B(b) A(a) in     (flip = 0)
@@ -254,6 +260,12 @@ struct LaplaceEvalArgs {
 };
 
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
+
+// GPUFMM_ERROR_ACCURACY: the potential (pot) or gradient (grad, null when
+// not computed) at user target `target` is not finite, i.e. the sum
+// overflowed the plan's precision (issue 14). Both drivers check their
+// results before writing any output.
+[[noreturn]] void fail_nonfinite_result(const LaplacePlan& plan, int64_t target, double pot, const double* grad);
 
 // The OpenMP pipeline: host pointers, inputs already validated.
 void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& args);
