@@ -495,7 +495,8 @@ gpufmm_status_t gpufmm_laplace_options_init(gpufmm_laplace_options_t* opt);
  * negative; a NULL coordinate pointer with a positive count; eps not in
  * (0, 1); p, l_max, s_max, stencil, precision, a 0/1 flag or a gpu_* kernel
  * out of range, named in the message; a NaN or Inf
- * coordinate, named with its index); ACCURACY (a nonzero
+ * coordinate, named with its index; precision FLOAT32 and points whose
+ * bounding cube's side is outside [2^-32, 2^60]); ACCURACY (a nonzero
  * coordinate below 2^-458 in magnitude, named with its index, or a cube
  * side above 2^500: squared distances would underflow or overflow double);
  * OUT_OF_MEMORY; DEVICE. */
@@ -509,7 +510,9 @@ gpufmm_status_t gpufmm_laplace_plan_destroy(gpufmm_laplace_plan_t plan);
  * grad[3 x ntrg] (NULL for what is not wanted; not both NULL). Outputs are
  * overwritten, in the user's order.
  * Errors: INVALID_HANDLE (plan); INVALID_ARGUMENT (both inputs NULL, both
- * outputs NULL, a NaN or Inf charge or dipole - named with its index); ACCURACY (a potential or
+ * outputs NULL, a NaN or Inf charge or dipole - named with its index; for a
+ * FLOAT32 plan a charge or dipole component that float cannot hold: above
+ * 3.4e38 or nonzero below 1.2e-38 in magnitude); ACCURACY (a potential or
  * gradient overflowed the plan's precision, e.g. a source within ~1e-13 of a
  * target in single precision; the target is named); OUT_OF_MEMORY; DEVICE;
  * the outputs are unchanged on any error. */

@@ -10,7 +10,8 @@
 //    GPUFMM_ERROR_ACCURACY at plan creation, with a message;
 //  * results that overflow the precision (double: a pair 1e-130 apart;
 //    float: 1e-14 apart): ACCURACY at evaluate, outputs untouched;
-//  * float: pairs 1e-12 apart accurate.
+//  * float: pairs 1e-12 apart accurate; a scale float cannot hold, charges
+//    or dipoles of 1e300 or 1e-300: INVALID_ARGUMENT naming the argument.
 // Seeds are fixed (the inputs are the point).
 #include <gtest/gtest.h>
 
@@ -221,6 +222,57 @@ TEST(LaplacePlacement, FloatClosePairsThatFitAreAccurate) {
     EXPECT_LE(e.pot, 1e-5) << "l_max " << l_max;
     EXPECT_LE(e.grad, 1e-5) << "l_max " << l_max;
   }
+}
+
+// Single precision: coordinates whose scale float cannot hold, and charges
+// or dipoles outside float's normal range (1e300 would be Inf, 1e-300 would
+// be 0), are INVALID_ARGUMENT naming the argument. Double takes them.
+TEST(LaplacePlacement, FloatRefusesWhatDoesNotFitFloat) {
+  CpuContext c;
+  gpufmm_laplace_options_t opt;
+  gpufmm_laplace_options_init(&opt);
+  opt.precision = GPUFMM_FLOAT32;
+  opt.eps = 1e-4;
+  const int64_t n = 300;
+  for (double scale : {1e150, 1e-150, 1e20, 1e-12}) {
+    std::vector<double> x = gpufmm_test::uniform_cube(n, 51);
+    for (auto& v : x) v *= scale;
+    gpufmm_laplace_plan_t plan = nullptr;
+    EXPECT_EQ(gpufmm_laplace_plan_create(c.ctx, &opt, n, x.data(), 0, nullptr, &plan),
+              scale == 1e-150 ? GPUFMM_ERROR_ACCURACY : GPUFMM_ERROR_INVALID_ARGUMENT)  // 1e-150: tiny for double too
+        << "scale " << scale << ": " << gpufmm_last_error_message();
+    EXPECT_EQ(plan, nullptr);
+    EXPECT_NE(std::string(gpufmm_last_error_message()).find("sources"), std::string::npos)
+        << gpufmm_last_error_message();
+    if (plan) gpufmm_laplace_plan_destroy(plan);
+  }
+  const std::vector<double> x = gpufmm_test::uniform_cube(n, 52);
+  gpufmm_laplace_plan_t plan = nullptr, dplan = nullptr;
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &opt, n, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, nullptr, n, x.data(), 0, nullptr, &dplan), GPUFMM_SUCCESS);
+  std::vector<double> q = charges(n, 53), d(static_cast<size_t>(3 * n), 0.5);
+  std::vector<double> pot(static_cast<size_t>(n), 7.0);
+  for (double big : {1e300, -1e39, 1e-300, -1e-39}) {
+    for (int dip = 0; dip < 2; ++dip) {
+      std::vector<double> qq = q, dd = d;
+      (dip ? dd[3 * 17 + 1] : qq[17]) = big;
+      EXPECT_EQ(gpufmm_laplace_evaluate(plan, qq.data(), dd.data(), pot.data(), nullptr),
+                GPUFMM_ERROR_INVALID_ARGUMENT)
+          << big;
+      const std::string msg = gpufmm_last_error_message();
+      EXPECT_NE(msg.find(dip ? "'dipoles'" : "'charges'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(" 17 "), std::string::npos) << msg;
+      EXPECT_NE(msg.find("single precision"), std::string::npos) << msg;
+      for (double v : pot) ASSERT_EQ(v, 7.0);
+      if (std::fabs(big) < 1) {  // double holds it
+        std::vector<double> dp(static_cast<size_t>(n));
+        EXPECT_EQ(gpufmm_laplace_evaluate(dplan, qq.data(), dd.data(), dp.data(), nullptr), GPUFMM_SUCCESS)
+            << gpufmm_last_error_message();
+      }
+    }
+  }
+  gpufmm_laplace_plan_destroy(plan);
+  gpufmm_laplace_plan_destroy(dplan);
 }
 
 }  // namespace

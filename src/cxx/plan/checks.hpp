@@ -35,7 +35,7 @@ void check_points(const double* xyz, int64_t n, const char* name);
 // magnitude differ by at least 2^-510 where they differ, and (2^-510)^2 is
 // normal). Plans that sum over pairs refuse such points with
 // GPUFMM_ERROR_ACCURACY: the requested accuracy cannot be met.
-constexpr double kMinNonzeroCoordinate = 0x1p-458;  // 1.7e-138
+constexpr double kMinNonzeroCoordinate = 0x1p-458;  // 1.3e-138
 // True when every coordinate of the point is 0 or at least
 // kMinNonzeroCoordinate in magnitude (false for NaN: checked before).
 GPUFMM_HD_INLINE bool point_resolvable(const double* p) {
@@ -75,6 +75,12 @@ void check_values(const V* v, int64_t n, int per, const char* name, const char* 
        " (0-based) has a NaN or Inf component (", double(v[per * i]), ", ", double(v[per * i + 1]),
        ", ", double(v[per * i + 2]), ")");
 }
+
+// INVALID_ARGUMENT at the first value of v[0 .. n*per) (finite) that does
+// not fit single precision: a magnitude above FLT_MAX (3.4e38, it would be
+// Inf) or nonzero below FLT_MIN (1.2e-38, it would lose its digits to a
+// subnormal or be 0); named as check_values names it (issue 14).
+void check_values_fit_float(const double* v, int64_t n, int per, const char* name, const char* what);
 
 #if defined(GPUFMM_HAVE_CUDA)
 // memcpy by the OpenMP threads (1 MB and more): the host side of the staged

@@ -206,8 +206,14 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
   plan.plan_times.depth_scan = now() - t1;
 }
 
-// The side of the points' cube against what double holds (issue 14): pair
-// distances and their squares (plan::kMaxSpanDouble; GPUFMM_ERROR_ACCURACY).
+// The side of the points' cube against what the plan's precision holds
+// (issue 14). Double: pair distances and their squares (plan::kMaxSpanDouble;
+// GPUFMM_ERROR_ACCURACY). Float: the relative coordinates, squared distances
+// and the box scalings 1/h, 1/h^2 of the finest level (h >= side 2^-21) in
+// float with room for the charges: a side in [2^-32, 2^60] (INVALID_ARGUMENT,
+// a value that does not fit float).
+constexpr double kMinSpanFloat = 0x1p-32, kMaxSpanFloat = 0x1p60;
+
 void check_span(const LaplacePlan& P) {
   const double side = P.tree->cube.side;
   const char* which = P.same_sets ? "argument 'sources'" : "arguments 'sources' and 'targets'";
@@ -215,6 +221,11 @@ void check_span(const LaplacePlan& P) {
           " (the side of their bounding cube), beyond ", plan::kMaxSpanDouble,
           " (2^500): squared distances of such points can overflow double, so no accuracy can be promised; "
           "scale the coordinates");
+  if (P.single())
+    require(side >= kMinSpanFloat && side <= kMaxSpanFloat, GPUFMM_ERROR_INVALID_ARGUMENT, which,
+            ": the points span ", side, " (the side of their bounding cube); a single-precision plan needs a side "
+            "in [", kMinSpanFloat, ", ", kMaxSpanFloat, "] (2^-32 .. 2^60), so that its distances, their squares "
+            "and box scalings fit float: scale the coordinates, or use precision GPUFMM_FLOAT64");
 }
 
 }  // namespace

@@ -21,6 +21,10 @@ void check_inputs(const LaplacePlan& plan, const LaplaceEvalArgs& a) {
   } else {
     plan::check_values(static_cast<const double*>(a.charges), plan.nsrc, 1, "charges", "charge");
     plan::check_values(static_cast<const double*>(a.dipoles), plan.nsrc, 3, "dipoles", "dipole");
+    if (plan.single()) {  // double inputs of a float plan (the host API)
+      plan::check_values_fit_float(static_cast<const double*>(a.charges), plan.nsrc, 1, "charges", "charge");
+      plan::check_values_fit_float(static_cast<const double*>(a.dipoles), plan.nsrc, 3, "dipoles", "dipole");
+    }
   }
 }
 
