@@ -142,26 +142,30 @@ struct Pipeline {
 
   double box_size(int level) const { return tree::box_size(tr.cube, level); }
 
+  // P2M into the boxes of the far schedule that take it (the leaves, and the
+  // boxes with no M2L source below them), at their levels.
   void p2m() {
-    const int64_t b0 = S.level_offset[L], b1 = S.level_offset[L + 1];
-    const T h = T(box_size(L));
-    const tree::LevelFrame frame = tree::level_frame(tr.cube, L);
+    const LaplaceFarSchedule& f = P.far;
+    const int64_t nb = static_cast<int64_t>(f.p2m.size());
 #pragma omp parallel
     {
-      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(P.max_leaf_points, 1)));
+      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(f.max_points, 1)));
 #pragma omp for schedule(dynamic, 8)
-      for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t k = 0; k < nb; ++k) {
+        const int64_t b = f.p2m[k];
+        const int l = f.p2m_level[k];
         T* M = W.M.data() + b * p2;
         std::fill(M, M + p2, T(0));
         const int64_t pb = S.point_begin[b], pe = S.point_end[b];
-        relative(P.src_xyz.data(), pb, pe, frame, S.box_key[b], rel.data());
-        p2m_box<T>(p, h, int(pe - pb), rel.data(), has_q ? W.q.data() + pb : nullptr,
+        relative(P.src_xyz.data(), pb, pe, tree::level_frame(tr.cube, l), S.box_key[b], rel.data());
+        p2m_box<T>(p, T(box_size(l)), int(pe - pb), rel.data(), has_q ? W.q.data() + pb : nullptr,
                    has_d ? W.d.data() + 3 * pb : nullptr, M);
       }
     }
   }
 
   void m2m() {
+    const std::vector<uint8_t>& mode = P.far.m;
     for (int l = L - 1; l >= 2; --l) {
       const int64_t b0 = S.level_offset[l], b1 = S.level_offset[l + 1];
 #pragma omp parallel
@@ -169,6 +173,7 @@ struct Pipeline {
         std::vector<T> work(static_cast<size_t>(laplace_apply_work_size(p)));
 #pragma omp for schedule(dynamic, 8)
         for (int64_t b = b0; b < b1; ++b) {
+          if (mode[b] != LaplaceFarSchedule::kM2M) continue;
           T* M = W.M.data() + b * p2;
           std::fill(M, M + p2, T(0));
           for (int64_t c = S.child_offset[b]; c < S.child_offset[b + 1]; ++c) {
@@ -254,6 +259,7 @@ struct Pipeline {
           const int64_t first = b0 + blk * kg * kW, last = std::min(b1, first + kg * kW);
           entries.clear();
           for (int64_t b = first; b < last; ++b) {
+            if (P.far.l[b] == LaplaceFarSchedule::kNone) continue;
             T* Lb = W.L.data() + b * p2;
             int64_t n = local_from_parent(l, b, Lb, work.data());
             auto collect = [&](const lists::List& list) {
@@ -299,6 +305,7 @@ struct Pipeline {
             }
           }
           for (int64_t b = first; b < last; ++b) {
+            if (P.far.l[b] == LaplaceFarSchedule::kNone) continue;
             const int64_t j = b - first;
             const LanesT* a = acc.data() + (j / kW) * p2;
             const int lane = int(j % kW);
@@ -323,6 +330,7 @@ struct Pipeline {
         std::vector<T> work(static_cast<size_t>(laplace_apply_work_size(p)));
 #pragma omp for schedule(dynamic, 4)
         for (int64_t b = b0; b < b1; ++b) {
+          if (P.far.l[b] == LaplaceFarSchedule::kNone) continue;
           T* Lb = W.L.data() + b * p2;
           int64_t n = local_from_parent(l, b, Lb, work.data());
           if (modified) {
@@ -337,20 +345,23 @@ struct Pipeline {
     }
   }
 
+  // L2P from the terminal boxes of the far schedule (the leaves, and the
+  // boxes with no M2L receiver below them), at their levels.
   void l2p() {
-    const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
-    const T h = T(box_size(L));
-    const tree::LevelFrame frame = tree::level_frame(tr.cube, L);
+    const LaplaceFarSchedule& f = P.far;
+    const int64_t nb = static_cast<int64_t>(f.l2p.size());
     const double* txyz = P.target_xyz();
 #pragma omp parallel
     {
-      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(P.max_leaf_points, 1)));
+      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(f.max_points, 1)));
 #pragma omp for schedule(dynamic, 8)
-      for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t k = 0; k < nb; ++k) {
+        const int64_t b = f.l2p[k];
+        const int l = f.l2p_level[k];
         if (!W.has_local[b]) continue;
         const int64_t pb = R.point_begin[b], pe = R.point_end[b];
-        relative(txyz, pb, pe, frame, R.box_key[b], rel.data());
-        l2p_box<T>(p, h, W.L.data() + b * p2, int(pe - pb), rel.data(),
+        relative(txyz, pb, pe, tree::level_frame(tr.cube, l), R.box_key[b], rel.data());
+        l2p_box<T>(p, T(box_size(l)), W.L.data() + b * p2, int(pe - pb), rel.data(),
                    want_pot ? W.pot.data() + pb : nullptr,
                    want_grad ? W.grad.data() + 3 * pb : nullptr);
       }

@@ -172,6 +172,32 @@ struct LaplacePlanTimes {
   double setup_groups = 0;  //   grouped M2L entry lists (build_m2l_groups)
 };
 
+// Which boxes the CPU pipeline's far field computes (issue 14, defect 7).
+// In sparse or forced-deep trees isolated points sit at the bottom of long
+// chains of single-child boxes, and multipoles went up and locals came down
+// through every level of them although nothing interacts there (N = 300,
+// l_max = 21: 5673 boxes for 300 points, twice the work of l_max = 8). Now:
+//  - a source box's multipole is computed only when it is an M2L source or
+//    its parent is formed from its children; it is formed from its own
+//    points (P2M at its level) when no box below it is an M2L source, else
+//    from its children (M2M);
+//  - a receiver box's local is evaluated at its targets (L2P at its level)
+//    when no box below it receives an M2L entry, and nothing below it is
+//    touched; leaves are such boxes.
+// M2M and L2L are exact for the truncated expansions, so this is the same
+// sum, computed with fewer translations; for trees where every box interacts
+// (the cost model's) it is the full schedule. Built on the host tree at plan
+// creation (laplace_far_schedule); the CUDA driver runs the full levels.
+struct LaplaceFarSchedule {
+  static constexpr uint8_t kNone = 0, kP2M = 1, kM2M = 2;  // source boxes (levels >= 2)
+  static constexpr uint8_t kLocal = 1, kTerminal = 2;      // receiver boxes (kNone: not touched)
+  std::vector<uint8_t> m, l;            // per source box, per receiver box
+  std::vector<int32_t> p2m, l2p;        // the kP2M / kTerminal boxes, finest level first
+  std::vector<int8_t> p2m_level, l2p_level;
+  int64_t max_points = 0;               // most points of a p2m or l2p box
+  int64_t m2m = 0, l2l = 0;             // translations per evaluate
+};
+
 template <class T>
 struct LaplaceWorkspace {
   std::vector<T> M, L, q, d, pot, grad;
@@ -224,6 +250,7 @@ class LaplacePlan {
   double plan_seconds = 0;
   LaplacePlanTimes plan_times;  // phases of plan_seconds
 
+  LaplaceFarSchedule far;  // CPU pipeline (laplace_far_schedule)
   LaplaceStageTimes last;  // of the last evaluate
   LaplaceWorkspace<double> ws_d;
   LaplaceWorkspace<float> ws_f;
