@@ -371,10 +371,12 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   }
 
   auto get_tables = [&P] {  // the operator tables for P.p
-    if (P.single())
-      P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
-    else
-      P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
+    allocating("the translation tables", 0, [&P] {
+      if (P.single())
+        P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
+      else
+        P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
+    });
   };
   get_tables();
   lap(tp.tables);
@@ -412,20 +414,22 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     P.dev_targets = ttrg;
   } else {
     const auto perm = fetch(*P.tree, P.tree->src.perm, nsrc);
-    P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
+    allocating("the sorted coordinates", 24.0 * double(nsrc + (P.same_sets ? 0 : P.ntrg)), [&] {
+      P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
+      P.trg_xyz.resize(P.same_sets ? 0 : static_cast<size_t>(3 * P.ntrg));
+    });
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < nsrc; ++i)
       for (int k = 0; k < 3; ++k) P.src_xyz[3 * i + k] = sources[3 * int64_t(perm[i]) + k];
     if (!P.same_sets) {
       const auto rperm = fetch(*P.tree, P.tree->recv_own.perm, P.ntrg);
-      P.trg_xyz.resize(static_cast<size_t>(3 * P.ntrg));
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < P.ntrg; ++i)
         for (int k = 0; k < 3; ++k) P.trg_xyz[3 * i + k] = targets[3 * int64_t(rperm[i]) + k];
     }
   }
   lap(tp.coords);
-  if (P.cpu_pipeline()) far_schedule(P);
+  if (P.cpu_pipeline()) allocating("the far field's schedule", 0, [&P] { far_schedule(P); });
   near_field_stats(P);
   // p from eps assumes a near field that holds each target's closest sources;
   // a nearly empty one (laplace_p_sparse) needs more terms. The depth stays.

@@ -10,9 +10,9 @@
 
 double now() { return omp_get_wtime(); }
 
+// out (n * per values, allocated) <- in in the order perm.
 template <class T, class S>
 void permute_in(int64_t n, const int32_t* perm, const S* in, int per, std::vector<T>& out) {
-  out.resize(static_cast<size_t>(n * per));
   if (per == 1) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) out[i] = T(in[perm[i]]);
@@ -135,6 +135,10 @@ struct Pipeline {
   const int p;
   const int64_t p2;
   bool has_q = false, has_d = false, want_pot = false, want_grad = false;
+  // Per-thread scratch of P2M / L2P (relative coordinates) and P2P (gathered
+  // sources), allocated in run() before the parallel regions (allocating).
+  std::vector<std::vector<T>> rel_;
+  std::vector<nearfield::Sources<double, T>> near_;
 
   Pipeline(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>& t)
       : P(plan), W(w), tab(t), tr(*plan.tree), S(plan.tree->src), R(plan.tree->receivers()),
@@ -149,7 +153,7 @@ struct Pipeline {
     const int64_t nb = static_cast<int64_t>(f.p2m.size());
 #pragma omp parallel
     {
-      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(f.max_points, 1)));
+      std::vector<T>& rel = rel_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 8)
       for (int64_t k = 0; k < nb; ++k) {
         const int64_t b = f.p2m[k];
@@ -353,7 +357,7 @@ struct Pipeline {
     const double* txyz = P.target_xyz();
 #pragma omp parallel
     {
-      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(f.max_points, 1)));
+      std::vector<T>& rel = rel_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 8)
       for (int64_t k = 0; k < nb; ++k) {
         const int64_t b = f.l2p[k];
@@ -381,7 +385,7 @@ struct Pipeline {
     const kernels::Laplace<T> kern;
 #pragma omp parallel
     {
-      nearfield::Sources<double, T> g(nearfield::padded(P.max_near_sources));
+      nearfield::Sources<double, T>& g = near_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 4)
       for (int64_t b = b0; b < b1; ++b) {
         int64_t n = 0;
@@ -414,16 +418,30 @@ struct Pipeline {
     want_pot = a.pot != nullptr;
     want_grad = a.grad != nullptr;
     const int64_t ns = P.nsrc, nt = P.ntrg;
+    const bool far = L >= 2 && ns > 0 && nt > 0;
+    // Every allocation of the evaluate, before its parallel regions.
+    const size_t threads = static_cast<size_t>(omp_get_max_threads());
+    const int64_t rel_n = 3 * std::max<int64_t>(P.far.max_points, 1), near_n = nearfield::padded(P.max_near_sources);
+    const double bytes = sizeof(T) * (double(far ? (S.nboxes + R.nboxes) * p2 : 0) + 4.0 * double(ns + nt) +
+                                      double(threads) * double(rel_n + 4 * near_n)) +
+                         double(threads) * 3 * sizeof(double) * double(near_n);
+    allocating("the Laplace FMM workspace (expansions, charges, results, per-thread scratch)", bytes, [&] {
+      W.q.resize(has_q ? static_cast<size_t>(ns) : 0);
+      W.d.resize(has_d ? static_cast<size_t>(3 * ns) : 0);
+      if (far) {
+        W.M.resize(static_cast<size_t>(S.nboxes * p2));
+        W.L.resize(static_cast<size_t>(R.nboxes * p2));
+      }
+      W.has_local.assign(static_cast<size_t>(R.nboxes), 0);
+      W.pot.assign(want_pot ? static_cast<size_t>(nt) : 0, T(0));
+      W.grad.assign(want_grad ? static_cast<size_t>(3 * nt) : 0, T(0));
+      rel_.assign(threads, std::vector<T>(static_cast<size_t>(far ? rel_n : 0)));
+      near_.resize(threads);
+      for (auto& g : near_) g.resize(near_n);
+      if (far && p <= kM2LLanesMaxP) broadcast_tables();
+    });
     if (has_q) permute_in(ns, S.perm, charges, 1, W.q);
     if (has_d) permute_in(ns, S.perm, dipoles, 3, W.d);
-    const bool far = L >= 2 && ns > 0 && nt > 0;
-    if (far) {
-      W.M.resize(static_cast<size_t>(S.nboxes * p2));
-      W.L.resize(static_cast<size_t>(R.nboxes * p2));
-    }
-    W.has_local.assign(static_cast<size_t>(R.nboxes), 0);
-    W.pot.assign(want_pot ? static_cast<size_t>(nt) : 0, T(0));
-    W.grad.assign(want_grad ? static_cast<size_t>(3 * nt) : 0, T(0));
     LaplaceStageTimes& tm = P.last;
     tm = LaplaceStageTimes();
     double t = now();
