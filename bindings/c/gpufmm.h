@@ -544,8 +544,11 @@ gpufmm_status_t gpufmm_laplace(gpufmm_context_t ctx, double eps, int64_t nsrc, c
  * GPUFMM_FLOAT64 or GPUFMM_FLOAT32 (the arithmetic; host data are double).
  * Runs on the context's backend: OpenMP on the CPU, a shared-memory tiled
  * kernel on a GPU. targets == NULL: at the sources (no self term).
- * Arguments and errors as gpufmm_laplace_plan_create + evaluate. The same
- * code as gpufmm_direct with GPUFMM_KERNEL_LAPLACE, which has no dipoles. */
+ * Arguments and errors as gpufmm_laplace_plan_create + evaluate, but for
+ * the FMM's own options and its ACCURACY checks (a sum over every pair has no
+ * expansion to keep accurate; docs/c_api.md lists what each function returns).
+ * The same code as gpufmm_direct with GPUFMM_KERNEL_LAPLACE, which has no
+ * dipoles. */
 gpufmm_status_t gpufmm_laplace_direct(gpufmm_context_t ctx, int precision, int64_t nsrc,
                                       const double* sources, const double* charges,
                                       const double* dipoles, int64_t ntrg, const double* targets,
