@@ -78,19 +78,20 @@ inline Result fmm_error(gpufmm_context_t ctx, const std::vector<double>& x, cons
 // A cube of side `side` shifted by `offset` (the points are then exact
 // doubles near the offset; every difference of two of them is exact), at
 // forced depths so that the far field carries most of the sum: potential and
-// gradient <= eps = 1e-6 (s_max = 16, l_max = 3, 4). The unit cube at 1e15 is
+// gradient <= eps = 1e-6 (l_max = 3, 4; s_max = 16 gives l_max 3 here, the
+// issue's case). The unit cube at 1e15 is
 // left out: its points lie on a grid of 0.125 (the ulp there), i.e. on the
 // boxes' faces and corners, the FMM's worst geometry, and give the same
 // error at the origin (docs/laplace_fmm.md section 3).
 inline void check_offset(gpufmm_context_t ctx, double offset, double side) {
-  const int64_t n = 2000;
+  const int64_t n = 1500;
   std::vector<double> x = uniform_cube(n, 11);
   for (auto& v : x) v = offset + side * v;
   const std::vector<double> q = charges(n, 12);
   const Reference ref = reference(x, q);
   const double eps = 1e-6;
-  for (int depth : {-16, 3, 4}) {  // -16: s_max = 16
-    const Result e = fmm_error(ctx, x, q, ref, eps, depth < 0 ? -depth : -1, depth < 0 ? -1 : depth);
+  for (int depth : {3, 4}) {
+    const Result e = fmm_error(ctx, x, q, ref, eps, -1, depth);
     EXPECT_LE(e.pot, eps) << "offset " << offset << ", side " << side << ", depth " << depth;
     EXPECT_LE(e.grad, eps) << "offset " << offset << ", side " << side << ", depth " << depth;
   }
