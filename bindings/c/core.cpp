@@ -52,6 +52,7 @@ const char* gpufmm_status_string(gpufmm_status_t s) {
     case GPUFMM_ERROR_SIZE_MISMATCH: return "GPUFMM_ERROR_SIZE_MISMATCH: shapes or element counts disagree";
     case GPUFMM_ERROR_TYPE_MISMATCH: return "GPUFMM_ERROR_TYPE_MISMATCH: data types disagree or are not allowed here";
     case GPUFMM_ERROR_INTERNAL: return "GPUFMM_ERROR_INTERNAL: internal error in gpufmm (please report it)";
+    case GPUFMM_ERROR_ACCURACY: return "GPUFMM_ERROR_ACCURACY: the requested accuracy cannot be met for this input in this precision";
   }
   return "GPUFMM_ERROR_UNKNOWN: not a gpufmm status value";
 }

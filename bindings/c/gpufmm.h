@@ -495,7 +495,11 @@ gpufmm_status_t gpufmm_laplace_options_init(gpufmm_laplace_options_t* opt);
  * negative; a NULL coordinate pointer with a positive count; eps not in
  * (0, 1); p, l_max, s_max, stencil, precision, a 0/1 flag or a gpu_* kernel
  * out of range, named in the message; a NaN or Inf
- * coordinate, named with its index); OUT_OF_MEMORY; DEVICE. */
+ * coordinate, named with its index; precision FLOAT32 and points whose
+ * bounding cube's side is outside [2^-32, 2^60]); ACCURACY (a nonzero
+ * coordinate below 2^-458 in magnitude, named with its index, or a cube
+ * side above 2^500: squared distances would underflow or overflow double);
+ * OUT_OF_MEMORY; DEVICE. */
 gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_laplace_options_t* opt,
                                            int64_t nsrc, const double* sources, int64_t ntrg,
                                            const double* targets, gpufmm_laplace_plan_t* plan);
@@ -506,8 +510,12 @@ gpufmm_status_t gpufmm_laplace_plan_destroy(gpufmm_laplace_plan_t plan);
  * grad[3 x ntrg] (NULL for what is not wanted; not both NULL). Outputs are
  * overwritten, in the user's order.
  * Errors: INVALID_HANDLE (plan); INVALID_ARGUMENT (both inputs NULL, both
- * outputs NULL, a NaN or Inf charge or dipole - named with its index); the
- * outputs are unchanged on any error. */
+ * outputs NULL, a NaN or Inf charge or dipole - named with its index; for a
+ * FLOAT32 plan a charge or dipole component that float cannot hold: above
+ * 3.4e38 or nonzero below 1.2e-38 in magnitude); ACCURACY (a potential or
+ * gradient overflowed the plan's precision, e.g. a source within ~1e-13 of a
+ * target in single precision; the target is named); OUT_OF_MEMORY; DEVICE;
+ * the outputs are unchanged on any error. */
 gpufmm_status_t gpufmm_laplace_evaluate(gpufmm_laplace_plan_t plan, const double* charges,
                                         const double* dipoles, double* pot, double* grad);
 
@@ -536,8 +544,11 @@ gpufmm_status_t gpufmm_laplace(gpufmm_context_t ctx, double eps, int64_t nsrc, c
  * GPUFMM_FLOAT64 or GPUFMM_FLOAT32 (the arithmetic; host data are double).
  * Runs on the context's backend: OpenMP on the CPU, a shared-memory tiled
  * kernel on a GPU. targets == NULL: at the sources (no self term).
- * Arguments and errors as gpufmm_laplace_plan_create + evaluate. The same
- * code as gpufmm_direct with GPUFMM_KERNEL_LAPLACE, which has no dipoles. */
+ * Arguments and errors as gpufmm_laplace_plan_create + evaluate, but for
+ * the FMM's own options and its ACCURACY checks (a sum over every pair has no
+ * expansion to keep accurate; docs/c_api.md lists what each function returns).
+ * The same code as gpufmm_direct with GPUFMM_KERNEL_LAPLACE, which has no
+ * dipoles. */
 gpufmm_status_t gpufmm_laplace_direct(gpufmm_context_t ctx, int precision, int64_t nsrc,
                                       const double* sources, const double* charges,
                                       const double* dipoles, int64_t ntrg, const double* targets,

@@ -240,6 +240,61 @@ TEST(LaplaceFmmAccuracy, SparseTreesGetMoreTerms) {
   }
 }
 
+// Issue 14, defect 7: below the levels where boxes interact, a forced-deep
+// tree is chains of single-child boxes above isolated points; the far field
+// no longer walks them (LaplaceFarSchedule, plan.hpp). N = 300 uniform
+// points: past level ~8 nothing interacts, so l_max = 21 does the
+// translations of l_max = 12 (1673 M2M + L2L against ~11000 for every box of
+// levels >= 2: twice the evaluate time before) and gives the same sums. A tree where every box interacts
+// keeps the full schedule.
+TEST(LaplaceFmmSparse, DeepLevelsWithoutInteractionsCostNothing) {
+  using namespace gpufmm;
+  Context ctx;
+  fmm::LaplaceOptions o;
+  o.p = 12;
+  const std::vector<double> x = gpufmm_test::uniform_cube(300, 5);
+  std::vector<double> q(300);
+  gpufmm_test::Rng r(6);
+  for (auto& v : q) v = 2 * r.uniform() - 1;
+  std::vector<double> pot[2], grad[2];
+  fmm::LaplaceFarSchedule f[2];
+  int64_t boxes[2] = {0, 0}, full = 0;
+  for (int k = 0; k < 2; ++k) {
+    o.l_max = k == 0 ? 12 : 21;
+    auto plan = fmm::laplace_plan_create(ctx, o, 300, x.data(), 0, nullptr);
+    f[k] = plan->far;
+    boxes[k] = plan->src_boxes;
+    const tree::PointSet& S = plan->tree->src;  // the full schedule's M2M + L2L (targets = sources)
+    full = (S.nboxes - S.level_offset[3]) + (S.nboxes - S.level_offset[2]);
+    pot[k].resize(300);
+    grad[k].resize(900);
+    fmm::LaplaceEvalArgs a;
+    a.charges = q.data();
+    a.pot = pot[k].data();
+    a.grad = grad[k].data();
+    fmm::laplace_evaluate(*plan, a);
+  }
+  EXPECT_GT(boxes[1], boxes[0] + 2500);  // 9 more levels of chains
+  EXPECT_EQ(f[1].m2m, f[0].m2m);
+  EXPECT_EQ(f[1].l2l, f[0].l2l);
+  EXPECT_EQ(f[1].p2m.size(), f[0].p2m.size());
+  EXPECT_EQ(f[1].l2p.size(), f[0].l2p.size());
+  EXPECT_LT(3 * (f[1].m2m + f[1].l2l), full) << full;
+  EXPECT_LE(gpufmm_test::rel_l2(pot[1], pot[0]), 1e-13);
+  EXPECT_LE(gpufmm_test::rel_l2(grad[1], grad[0]), 1e-13);
+
+  // Every box interacts: the full schedule (each box of levels 3..L from its
+  // children, each leaf's local evaluated at its targets).
+  const std::vector<double> y = gpufmm_test::uniform_cube(4000, 7);
+  o.l_max = 3;
+  auto plan = fmm::laplace_plan_create(ctx, o, 4000, y.data(), 0, nullptr);
+  const tree::PointSet& S = plan->tree->src;
+  EXPECT_EQ(plan->far.m2m, S.level_offset[4] - S.level_offset[3]);
+  EXPECT_EQ(int64_t(plan->far.p2m.size()), S.boxes_at(3));
+  EXPECT_EQ(int64_t(plan->far.l2p.size()), S.boxes_at(3));
+  EXPECT_EQ(plan->far.l2l, S.level_offset[4] - S.level_offset[2]);
+}
+
 TEST(LaplaceFmmAccuracy, ModifiedAndStandardStencilsAgree) {
   CpuContext c;
   const uint64_t seed = base_seed() + 300;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "tree/morton.hpp"
+
 namespace gpufmm {
 namespace cuda {
 
@@ -18,6 +20,10 @@ struct DevSet {
   const uint64_t* box_key = nullptr;
   const double* center = nullptr;
   const int32_t* perm = nullptr;
+  // The frame of the finest level's boxes (tree::level_frame): where the
+  // kernels take coordinates relative to exact box centres (the FMM's P2M,
+  // L2P and float P2P). half == 0: not set (centres from `center`).
+  tree::LevelFrame leaf{};
 };
 
 // A CSR list (tree::List) on the device.

@@ -3,8 +3,13 @@
 // target box naming its source boxes (the FMM's neighbour list; the
 // treecode's direct list). The per-pair math is the kernel struct's
 // accumulate, the same function the OpenMP near field (nearfield/p2p.hpp)
-// calls. Coordinates are double in memory; each source-target difference is
-// taken relative to the target box's centre in double and then rounded to T.
+// calls. Coordinates are double in memory (near_coord): with T = double
+// they are used as given, so that each source-target difference is one
+// rounding, as in the double direct sum and the CPU near field (exact for
+// close pairs); with T = float each coordinate is taken relative to the
+// target box's exact centre (tree::box_relative, DevSet::leaf) in double and
+// then rounded to float, so that the rounding is relative to the box
+// wherever the box is.
 //
 // Two schedules: BpB (k_p2p_bpb, the default: one block per work unit, a
 // pass of up to 2 kP2PBlock targets of a target box, sources swept through
@@ -32,6 +37,33 @@ using gpufmm::cuda::gtid;
 constexpr int kP2PBlock = 128;
 constexpr int kMaxNeighbors = 64;  // source boxes per shared-memory segment of a row
 
+// The frame of target box b for near_coord: its integer coordinates in the
+// leaves' frame R.leaf (or, when the frame is not set, its centre).
+struct NearFrame {
+  tree::LevelFrame f;
+  int32_t i[3];
+  double c[3];
+  bool exact;
+};
+
+__device__ __forceinline__ NearFrame near_frame(const DevSet& R, int64_t b) {
+  NearFrame fr;
+  fr.f = R.leaf;
+  fr.exact = R.leaf.half > 0;
+  fr.i[0] = fr.i[1] = fr.i[2] = 0;
+  if (fr.exact) tree::morton_decode(R.box_key[b], fr.i[0], fr.i[1], fr.i[2]);  // sets without keys: no frame
+  for (int k = 0; k < 3; ++k) fr.c[k] = fr.exact ? 0.0 : R.center[3 * b + k];
+  return fr;
+}
+
+// Coordinate x (axis k) as the near field of precision T takes it (see the
+// top of this file).
+template <class T>
+__device__ __forceinline__ T near_coord(const NearFrame& fr, int k, double x) {
+  if (sizeof(T) == sizeof(double)) return T(x);
+  return T(fr.exact ? tree::box_relative(fr.f, k, fr.i[k], x) : x - fr.c[k]);
+}
+
 // The pairs of one shared-memory tile (m sources) with the first NT of a
 // thread's two targets, sources in order: every target's sum runs over the
 // sources in the same order whatever NT is.
@@ -58,8 +90,8 @@ constexpr int kP2PPass = 2 * kP2PBlock;
 // 2 kP2PBlock targets of a target leaf (units: build_units, the most
 // expensive first, so that the crowded leaves of non-uniform data do not
 // run last). The leaf's near sources (the NEIGHBORS row, concatenated) are
-// swept in tiles of kP2PBlock records in shared memory, coordinates relative
-// to the target leaf's centre (double -> T); each thread owns up to two
+// swept in tiles of kP2PBlock records in shared memory, coordinates
+// as near_coord takes them; each thread owns up to two
 // targets, t and t + kP2PBlock (two only when the pass has more than
 // kP2PBlock: one tile load and one shared-memory read serve both, and the
 // two sums are independent chains). Pair math: the kernel struct's accumulate.
@@ -76,7 +108,7 @@ __global__ void __launch_bounds__(kP2PBlock)
     const uint64_t w = units[u];
     const int64_t b = b0 + int64_t(w >> 32);
     const int32_t pass = int32_t(w & 0xffffffffu);
-    const double c[3] = {R.center[3 * b], R.center[3 * b + 1], R.center[3 * b + 2]};
+    const NearFrame fr = near_frame(R, b);
     const int32_t te = R.point_end[b];
     const int32_t t0 = R.point_begin[b] + pass * kP2PPass;
     {
@@ -89,9 +121,9 @@ __global__ void __launch_bounds__(kP2PBlock)
         active[k] = i[k] < te;
         tx[k] = ty[k] = tz[k] = T(0);
         if (active[k]) {
-          tx[k] = T(txyz[3 * int64_t(i[k])] - c[0]);
-          ty[k] = T(txyz[3 * int64_t(i[k]) + 1] - c[1]);
-          tz[k] = T(txyz[3 * int64_t(i[k]) + 2] - c[2]);
+          tx[k] = near_coord<T>(fr, 0, txyz[3 * int64_t(i[k])]);
+          ty[k] = near_coord<T>(fr, 1, txyz[3 * int64_t(i[k]) + 1]);
+          tz[k] = near_coord<T>(fr, 2, txyz[3 * int64_t(i[k]) + 2]);
         }
         v[k] = gx[k] = gy[k] = gz[k] = T(0);
       }
@@ -118,9 +150,9 @@ __global__ void __launch_bounds__(kP2PBlock)
           int kb = 0;
           while (pre[kb + 1] <= k) ++kb;
           const int64_t si = sbeg[kb] + (k - pre[kb]);
-          sx[threadIdx.x] = T(sxyz[3 * si] - c[0]);
-          sy[threadIdx.x] = T(sxyz[3 * si + 1] - c[1]);
-          sz[threadIdx.x] = T(sxyz[3 * si + 2] - c[2]);
+          sx[threadIdx.x] = near_coord<T>(fr, 0, sxyz[3 * si]);
+          sy[threadIdx.x] = near_coord<T>(fr, 1, sxyz[3 * si + 1]);
+          sz[threadIdx.x] = near_coord<T>(fr, 2, sxyz[3 * si + 2]);
           if (kC) sq[threadIdx.x] = q[si];
           if (kD) {
             sdx[threadIdx.x] = d[3 * si];
@@ -160,14 +192,16 @@ __global__ void k_p2p_tpt(Kern kern, int64_t n, DevSet R, DevSet S, DevList nbl,
                           T* __restrict__ grad) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
-    const double c[3] = {R.center[3 * b], R.center[3 * b + 1], R.center[3 * b + 2]};
-    const T tx = T(txyz[3 * i] - c[0]), ty = T(txyz[3 * i + 1] - c[1]), tz = T(txyz[3 * i + 2] - c[2]);
+    const NearFrame fr = near_frame(R, b);
+    const T tx = near_coord<T>(fr, 0, txyz[3 * i]), ty = near_coord<T>(fr, 1, txyz[3 * i + 1]),
+            tz = near_coord<T>(fr, 2, txyz[3 * i + 2]);
     T v = T(0), gx = T(0), gy = T(0), gz = T(0);
     for (int64_t e = nbl.offsets[b]; e < nbl.offsets[b + 1]; ++e) {
       const int32_t s = nbl.index[e];
       for (int64_t j = S.point_begin[s]; j < S.point_end[s]; ++j)
-        kern.template accumulate<kC, kD, kG>(tx - T(sxyz[3 * j] - c[0]), ty - T(sxyz[3 * j + 1] - c[1]),
-                                             tz - T(sxyz[3 * j + 2] - c[2]), kC ? q[j] : T(0),
+        kern.template accumulate<kC, kD, kG>(tx - near_coord<T>(fr, 0, sxyz[3 * j]),
+                                             ty - near_coord<T>(fr, 1, sxyz[3 * j + 1]),
+                                             tz - near_coord<T>(fr, 2, sxyz[3 * j + 2]), kC ? q[j] : T(0),
                                              kD ? d[3 * j] : T(0), kD ? d[3 * j + 1] : T(0),
                                              kD ? d[3 * j + 2] : T(0), v, gx, gy, gz);
     }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -65,6 +66,35 @@ struct CallScope {
 };
 }  // namespace detail
 
+// Runs f, which allocates host memory for `what` (about `bytes` bytes, 0:
+// not known): a std::bad_alloc becomes OUT_OF_MEMORY naming it (issue 14),
+// "cannot allocate host memory for the Laplace FMM workspace (about
+// 4.3e+09 bytes)". Code inside an OpenMP parallel region must not allocate
+// what can fail (an exception may not leave the region): it allocates
+// before, in such a call.
+// As backend_alloc, a request beyond the host's physical memory is refused
+// up front: Linux overcommits, and such a request would "succeed" and have
+// the process killed when its pages are touched.
+long long host_physical_memory();  // core/context.cpp
+
+template <class F>
+auto allocating(const char* what, double bytes, F&& f) -> decltype(f()) {
+  auto out_of_memory = [&](const char* why) {
+    std::ostringstream os;
+    os << "cannot allocate host memory for " << what;
+    if (bytes > 0) os << " (about " << bytes << " bytes)";
+    os << why;
+    return Error(GPUFMM_ERROR_OUT_OF_MEMORY, os.str());
+  };
+  const double phys = double(host_physical_memory());
+  if (phys > 0 && bytes > phys) throw out_of_memory(": more than the host's physical memory");
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory("");
+  }
+}
+
 // Runs f and converts any exception into a status and last-error message.
 // `where` is the C function's name, prefixed to the message. The handles f
 // looks up stay leased until it returns.
@@ -78,7 +108,9 @@ gpufmm_status_t guard(const char* where, F&& f) noexcept {
     set_last_error(e.status(), std::string(where) + ": " + e.what());
     return e.status();
   } catch (const std::bad_alloc&) {
-    set_last_error(GPUFMM_ERROR_OUT_OF_MEMORY, std::string(where) + ": host memory allocation failed");
+    // Allocations that can be large are named where they happen (allocating);
+    // this is the rest, small bookkeeping.
+    set_last_error(GPUFMM_ERROR_OUT_OF_MEMORY, std::string(where) + ": host memory allocation failed (std::bad_alloc)");
     return GPUFMM_ERROR_OUT_OF_MEMORY;
   } catch (const std::exception& e) {
     set_last_error(GPUFMM_ERROR_INTERNAL, std::string(where) + ": internal error: " + e.what());

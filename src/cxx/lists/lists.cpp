@@ -32,7 +32,7 @@ std::unique_ptr<Lists> build(const tree::Tree& t, unsigned which) {
     detail::build_cuda(t, *out);
 #endif
   } else {
-    detail::build_cpu(t, *out);
+    allocating("the interaction lists' working arrays", 0, [&] { detail::build_cpu(t, *out); });
   }
   out->seconds = wall_seconds() - t0;
   return out;

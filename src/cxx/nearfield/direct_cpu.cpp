@@ -92,7 +92,8 @@ void direct_sum(const K& k, const Sources<T, T>& s, const DirectArgs& a) {
 
 template <class T>
 void run(const kernels::KernelDesc& desc, const DirectArgs& a) {
-  const Sources<T, T> s = to_soa<T>(a);  // may throw bad_alloc: outputs untouched
+  const Sources<T, T> s = allocating("the direct sum's sources", 7.0 * sizeof(T) * double(padded(a.nsrc)),
+                                     [&] { return to_soa<T>(a); });  // outputs untouched on failure
   kernels::with_kernel<T>(desc, [&](auto k) {
     using K = decltype(k);
     kernels::with_sources<K::kDipoles>(a.charges != nullptr, a.dipoles != nullptr, a.grad != nullptr,

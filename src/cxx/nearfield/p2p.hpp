@@ -4,14 +4,19 @@
 // the CUDA kernels (src/cuda/nearfield) call the same kernel structs.
 //
 // Sources are structure of arrays: coordinates in X (double in the FMM,
-// where they are relative to the target leaf's centre and each difference is
-// formed in double and only then rounded to T, so that in float close pairs
+// where they are the user's coordinates and each difference is one
+// correctly rounded subtraction in double, only then rounded to T: exact
+// for close pairs, as in the double direct sum, and in float close pairs
 // keep their relative accuracy; T in the direct sum), charges and dipoles in
-// T. The arrays are padded with zeros to a multiple of kLanes (charge 0,
-// dipole 0, at coordinate 0), and each lane keeps its own partial sums, so
-// that the loop vectorises for any ISA without reassociating a
-// floating-point reduction. A padding source adds exactly zero: 0 times a
-// finite value, or the r == 0 rule of the singular kernels.
+// T. The arrays are padded to a multiple of kLanes, and each lane keeps its
+// own partial sums, so that the loop vectorises for any ISA without
+// reassociating a floating-point reduction. The direct sum pads with zeros
+// (charge 0, dipole 0, at coordinate 0: 0 times a finite value, or the
+// r == 0 rule of the singular kernels). A run that ends inside a lane group
+// (the FMM's P2P) has that last group computed with its unused lanes
+// discarded, whatever the padding holds: with the user's coordinates a
+// padding source at 0 could sit next to a target near the origin, where
+// 1/r^3 overflows and 0 * Inf is NaN.
 #pragma once
 
 #include <cstdint>
@@ -45,8 +50,9 @@ struct Sources {
 // Rounds n up to a multiple of kLanes (the padded length of a source run).
 inline int64_t padded(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 
-// The sum over sources [j0, j1) (j1 - j0 a multiple of kLanes) of kernel k
-// at the target (tx, ty, tz): v, gx, gy, gz are SET (not accumulated).
+// The sum over sources [j0, j1) of kernel k at the target (tx, ty, tz): v,
+// gx, gy, gz are SET (not accumulated). The arrays hold at least j0 +
+// padded(j1 - j0) finite entries.
 template <bool kC, bool kD, bool kG, class K, class X, class T>
 inline void sum_sources(const K& k, X tx, X ty, X tz, int64_t j0, int64_t j1, const Sources<X, T>& s, T& v,
                         T& gx, T& gy, T& gz) {
@@ -59,13 +65,29 @@ inline void sum_sources(const K& k, X tx, X ty, X tz, int64_t j0, int64_t j1, co
   const T* __restrict sdz = s.dz.data();
   T av[kLanes], ax[kLanes], ay[kLanes], az[kLanes];
   for (int l = 0; l < kLanes; ++l) av[l] = ax[l] = ay[l] = az[l] = T(0);
-  for (int64_t b = j0; b < j1; b += kLanes) {
+  const int64_t jf = j0 + (j1 - j0) / kLanes * kLanes;  // the whole lane groups
+  for (int64_t b = j0; b < jf; b += kLanes) {
 #pragma omp simd
     for (int l = 0; l < kLanes; ++l) {
       const int64_t j = b + l;
       k.template accumulate<kC, kD, kG>(T(tx - sx[j]), T(ty - sy[j]), T(tz - sz[j]), kC ? sq[j] : T(0),
                                         kD ? sdx[j] : T(0), kD ? sdy[j] : T(0), kD ? sdz[j] : T(0), av[l], ax[l],
                                         ay[l], az[l]);
+    }
+  }
+  if (jf < j1) {  // the last, partial group: unused lanes computed and discarded
+#pragma omp simd
+    for (int l = 0; l < kLanes; ++l) {
+      const int64_t j = jf + l;
+      T tv = T(0), tgx = T(0), tgy = T(0), tgz = T(0);
+      k.template accumulate<kC, kD, kG>(T(tx - sx[j]), T(ty - sy[j]), T(tz - sz[j]), kC ? sq[j] : T(0),
+                                        kD ? sdx[j] : T(0), kD ? sdy[j] : T(0), kD ? sdz[j] : T(0), tv, tgx,
+                                        tgy, tgz);
+      const bool used = j < j1;
+      av[l] += used ? tv : T(0);
+      ax[l] += used ? tgx : T(0);
+      ay[l] += used ? tgy : T(0);
+      az[l] += used ? tgz : T(0);
     }
   }
   T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);

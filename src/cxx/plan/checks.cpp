@@ -4,7 +4,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace gpufmm {
 namespace plan {
@@ -64,6 +66,41 @@ void check_points(const double* xyz, int64_t n, const char* name) {
       }
   }
   fail_if_bad_point(xyz, bad, n, name);
+}
+
+void check_values_fit_float(const double* v, int64_t n, int per, const char* name, const char* what) {
+  if (v == nullptr) return;
+  const int64_t m = n * per;
+  const double lo = std::numeric_limits<float>::min(), hi = std::numeric_limits<float>::max();
+  int64_t bad = m;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (m >= (int64_t(1) << 16))
+  for (int64_t k = 0; k < m; ++k) {
+    const double a = std::fabs(v[k]);
+    if (a > hi || (a != 0 && a < lo)) bad = std::min(bad, k);
+  }
+  if (bad == m) return;
+  fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': ", what, " ", bad / per, " (0-based)",
+       per == 1 ? "" : (bad % per == 0 ? ", x component," : bad % per == 1 ? ", y component," : ", z component,"),
+       " = ", v[bad], " does not fit single precision (magnitudes ", lo, " .. ", hi,
+       ", or 0): scale the ", name, " (the sums are linear in them), or use precision GPUFMM_FLOAT64");
+}
+
+void fail_if_tiny_point(const double* xyz, int64_t bad, int64_t n, const char* name) {
+  if (bad >= n) return;
+  const double x = xyz[3 * bad], y = xyz[3 * bad + 1], z = xyz[3 * bad + 2];
+  fail(GPUFMM_ERROR_ACCURACY, "argument '", name, "': point ", bad, " (0-based) = (", x, ", ", y, ", ", z,
+       ") has a nonzero coordinate below ", kMinNonzeroCoordinate,
+       " (2^-458) in magnitude: squared distances of such points can underflow double, so no accuracy can be "
+       "promised (the coordinates span more orders of magnitude than double holds); set such coordinates to 0, "
+       "or shift or scale the points");
+}
+
+void check_points_resolvable(const double* xyz, int64_t n, const char* name) {
+  int64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= (int64_t(1) << 15))
+  for (int64_t i = 0; i < n; ++i)
+    if (!point_resolvable(xyz + 3 * i)) bad = std::min(bad, i);
+  fail_if_tiny_point(xyz, bad, n, name);
 }
 
 }  // namespace plan

@@ -140,7 +140,23 @@ GPUFMM_HD_INLINE Cube cube_from_center(const double c[3], double side) {
   return q;
 }
 
+// Position of coordinate x along axis k in level-21 cells (may lie outside
+// [0, 2^21] for a point outside the cube; NaN for NaN input).
+GPUFMM_HD_INLINE double cube_cells(const Cube& q, int k, double x) {
+  return mul_rn(sub_rn(x, q.corner[k]), q.scale);
+}
+
+// True when a cell position is inside the closed cube.
+GPUFMM_HD_INLINE bool cells_inside(double cells) {
+  return cells >= 0.0 && cells <= kCellsPerAxisD;
+}
+
 // The computed cube around a bounding box lo..hi (lo <= hi componentwise).
+// Far from the origin (a centre more than ~2^38 extents away) rounding the
+// centre and the corner, half an ulp of their magnitude each, can exceed the
+// 2^-13 margin of the enlargement and leave a point outside the cube (issue
+// 14); the side then grows, by a margin that doubles each time, until the
+// cube holds the bounding box. Nearer the origin the first cube holds it.
 GPUFMM_HD_INLINE Cube cube_from_bbox(const double lo[3], const double hi[3]) {
   double c[3], ext = 0.0;
   for (int k = 0; k < 3; ++k) {
@@ -150,13 +166,17 @@ GPUFMM_HD_INLINE Cube cube_from_bbox(const double lo[3], const double hi[3]) {
   }
   double side = mul_rn(ext, kCubeEnlarge);
   if (!(side >= kMinCubeSide)) side = 1.0;  // an overflowing extent stays inf (rejected by the caller)
-  return cube_from_center(c, side);
-}
-
-// Position of coordinate x along axis k in level-21 cells (may lie outside
-// [0, 2^21] for a point outside the cube; NaN for NaN input).
-GPUFMM_HD_INLINE double cube_cells(const Cube& q, int k, double x) {
-  return mul_rn(sub_rn(x, q.corner[k]), q.scale);
+  Cube q = cube_from_center(c, side);
+  double grow = mul_rn(side, kCubeEnlarge - 1.0);
+  for (int it = 0; it < 64; ++it) {
+    bool holds = true;
+    for (int k = 0; k < 3; ++k)
+      holds = holds && cells_inside(cube_cells(q, k, lo[k])) && cells_inside(cube_cells(q, k, hi[k]));
+    if (holds || !(q.side < 1e300)) break;
+    q = cube_from_center(c, add_rn(q.side, grow));
+    grow = mul_rn(grow, 2.0);
+  }
+  return q;
 }
 
 // Level-21 cell index from a cell position: clamped into [0, 2^21 - 1]
@@ -165,11 +185,6 @@ GPUFMM_HD_INLINE uint32_t cell_index(double cells) {
   if (!(cells >= 0.0)) return 0u;
   if (cells >= kCellsPerAxisD) return kCellsPerAxis - 1u;
   return static_cast<uint32_t>(cells);
-}
-
-// True when a cell position is inside the closed cube.
-GPUFMM_HD_INLINE bool cells_inside(double cells) {
-  return cells >= 0.0 && cells <= kCellsPerAxisD;
 }
 
 // The 63-bit key of point (x, y, z).
@@ -186,6 +201,51 @@ GPUFMM_HD_INLINE double box_size(const Cube& q, int level) {
 // Centre of the level-l box with integer coordinates i (one axis).
 GPUFMM_HD_INLINE double box_center(const Cube& q, int k, int level, int32_t i) {
   return fma_rn(static_cast<double>(i) + 0.5, box_size(q, level), q.corner[k]);
+}
+
+// ---------------------------------------------------------------- box frames
+// Coordinates relative to a box centre for expansions (the FMM's P2M and
+// L2P, issue 14). box_center rounds the centre to a double, i.e. by up to
+// half an ulp of its magnitude: for a cube far from the origin (1e15 + [0, 1])
+// or a deep level that is a sizeable part of the box (0.06 of a box of
+// 1/16), and an expansion about a centre that is not where the translations
+// assume it is. Here the centre is never rounded: corner + (2i + 1) half is
+// kept as the unevaluated sum of three doubles (an exact product and an
+// exact sum), and the offset of the box is subtracted from the point first,
+// exactly (Sterbenz: the point and the centre are close), so the result is
+// within a few ulps of the box size, wherever the box is and whatever its
+// level.
+struct LevelFrame {
+  double corner[3];  // the cube's corner
+  double half;       // half the box size at the level (exact: side * 2^-(level+1))
+};
+
+GPUFMM_HD_INLINE LevelFrame level_frame(const Cube& q, int level) {
+  LevelFrame f;
+  for (int k = 0; k < 3; ++k) f.corner[k] = q.corner[k];
+  f.half = box_size(q, level + 1);
+  return f;
+}
+
+// x - (corner[k] + (2i + 1) half) for the box with integer coordinate i
+// along axis k.
+GPUFMM_HD_INLINE double box_relative(const LevelFrame& f, int k, int32_t i, double x) {
+  const double m = 2.0 * static_cast<double>(i) + 1.0;  // exact (i < 2^21)
+  const double p = mul_rn(m, f.half);
+  const double pe = fma_rn(m, f.half, -p);  // m * half = p + pe exactly
+  const double c = f.corner[k];
+  const double s = add_rn(c, p);  // c + p = s + se exactly (two-sum)
+  const double bp = sub_rn(s, c);
+  const double se = add_rn(sub_rn(c, sub_rn(s, bp)), sub_rn(p, bp));
+  return sub_rn(sub_rn(sub_rn(x, s), se), pe);
+}
+
+// The point xyz[0..2] relative to the centre of the box with key `key` (at
+// the frame's level).
+GPUFMM_HD_INLINE void box_relative3(const LevelFrame& f, uint64_t key, const double* xyz, double r[3]) {
+  int32_t i[3];
+  morton_decode(key, i[0], i[1], i[2]);
+  for (int k = 0; k < 3; ++k) r[k] = box_relative(f, k, i[k], xyz[k]);
 }
 
 }  // namespace tree

@@ -202,7 +202,8 @@ std::unique_ptr<Tree> build(Context& ctx, const Options& opt, const double* src,
     detail::build_cuda(*t, src, same ? nullptr : recv, on_context);
 #endif
   } else {
-    detail::build_cpu(*t, src, same ? nullptr : recv);
+    allocating("the octree's working arrays (keys, sort buffers, levels)", 24.0 * double(nsrc + nrecv),
+               [&] { detail::build_cpu(*t, src, same ? nullptr : recv); });
   }
   t->timings.total = wall_seconds() - t0;
   return t;

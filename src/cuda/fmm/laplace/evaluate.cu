@@ -199,12 +199,12 @@ struct Eval {
     const double* txyz = G.txyz;
     if (G.k.p2p == GPUFMM_STRATEGY_TPT) {
       nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
-          kernels::Laplace<T>{}, P.ntrg, dev_set(R), dev_set(S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
+          kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
     } else {
       const unsigned blocks =
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
       nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG><<<blocks, nf::kP2PBlock, 0, s>>>(
-          kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, dev_set(R), dev_set(S), dev_list(nb), G.sxyz, txyz, q,
+          kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.sxyz, txyz, q,
           d, pot, grad);
     }
     check_launch("laplace P2P kernel");
@@ -241,16 +241,16 @@ struct Eval {
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((nb + per_block - 1) / per_block, 1 << 30)));
       if (d) {
         set_smem(k_p2m_bpb<T, true>, smem);
-        k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M, tab.walk);
+        k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
       } else {
         set_smem(k_p2m_bpb<T, false>, smem);
-        k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(S), G.sxyz, q, d, M, tab.walk);
+        k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
       }
     } else if (G.k.p2m != GPUFMM_STRATEGY_TPB) {  // wpb (also bpb where one warp's tile does not fit)
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
-      k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M, tab.walk);
+      k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
     } else {
-      k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(S), G.sxyz, q, d, M, tab.walk);
+      k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
     }
     check_launch("laplace P2M kernel");
   }
@@ -308,12 +308,12 @@ struct Eval {
       const size_t smem = size_t(p2) * sizeof(T);
       set_smem(k_l2p_bpb<T>, smem);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
-      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg, tab.walk);
+      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, tab.walk);
     } else if (G.k.l2p == GPUFMM_STRATEGY_TPT)
-      k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(R), G.leaf_of, G.txyz, Lx, hl,
+      k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(tr, R), G.leaf_of, G.txyz, Lx, hl,
                                                            fp, fg, tab.walk);
     else
-      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(R), G.txyz, Lx, hl, fp, fg, tab.walk);
+      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, tab.walk);
     check_launch("laplace L2P kernel");
   }
 
@@ -359,7 +359,7 @@ struct Eval {
     const int64_t ns = P.nsrc, nt = P.ntrg;
     T *q = x.q, *d = x.d, *np = x.np, *ng = x.ng, *fp = x.fp, *fg = x.fg;
     mark(0, s0, capturing);
-    GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 2 * sizeof(unsigned long long), s0));
+    GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 3 * sizeof(unsigned long long), s0));
     if (ns > 0) {
       k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, x.uq, x.ud, q, d, G.bad);
       check_launch("laplace permute-in kernel");
@@ -409,8 +409,10 @@ struct Eval {
     else
       near();
 
-    // Outputs (user order).
+    // Outputs (user order), unless a result is not finite.
     if (nt > 0) {
+      k_check_results<T><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, np, fp, ng, fg, G.bad);
+      check_launch("laplace result check kernel");
       k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, R.perm, np, fp, ng, fg, x.up, x.ug, G.bad);
       check_launch("laplace permute-out kernel");
     }
@@ -477,7 +479,7 @@ struct Eval {
     key.k = G.k;
     G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
 
-    unsigned long long bad[2] = {kNoBad, kNoBad};
+    unsigned long long bad[3] = {kNoBad, kNoBad, kNoBad};
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, G.bad, sizeof bad, cudaMemcpyDeviceToHost, s0));
     GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
     if (bad[0] != kNoBad || bad[1] != kNoBad) {
@@ -496,6 +498,18 @@ struct Eval {
       fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dipoles': dipole ", i,
            " (0-based) has a NaN or Inf component (", double(v[0]), ", ", double(v[1]), ", ", double(v[2]),
            ")");
+    }
+    if (bad[2] != kNoBad) {  // a result overflowed T: report it (nothing was written)
+      const int64_t i = static_cast<int64_t>(bad[2]);
+      int32_t user = 0;
+      T v[8] = {};  // near pot, far pot, near grad xyz, far grad xyz
+      backend_download(P.ctx, &user, R.perm + i, sizeof user, false);
+      if (x.np) backend_download(P.ctx, v, x.np + i, sizeof(T), false);
+      if (x.fp) backend_download(P.ctx, v + 1, x.fp + i, sizeof(T), false);
+      if (x.ng) backend_download(P.ctx, v + 2, x.ng + 3 * i, 3 * sizeof(T), false);
+      if (x.fg) backend_download(P.ctx, v + 5, x.fg + 3 * i, 3 * sizeof(T), false);
+      const double g[3] = {double(v[2] + v[5]), double(v[3] + v[6]), double(v[4] + v[7])};
+      fail_nonfinite_result(P, user, double(v[0] + v[1]), x.ng ? g : nullptr);
     }
     if (!a.on_context && nt > 0) {  // staged through pinned chunks (cuda/common/staging.cu)
       if (want_pot) gpufmm::cuda::staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), plan::parallel_copy);

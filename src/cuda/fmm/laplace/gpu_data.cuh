@@ -80,7 +80,7 @@ struct GpuData {
   int32_t* leaf_of = nullptr;
   uint64_t* p2p_units = nullptr;  // k_p2p_bpb work units (build_p2p_units)
   int64_t p2p_nunits = 0;
-  unsigned long long* bad = nullptr;  // [2]
+  unsigned long long* bad = nullptr;  // [3]: first bad charge, dipole (user index), result (sorted index)
   // workspace (allocated on first use, in the plan's precision)
   void* M = nullptr;
   void* L = nullptr;
@@ -128,6 +128,14 @@ inline DevSet dev_set(const tree::PointSet& s) {
   d.box_key = s.box_key;
   d.center = s.center;
   d.perm = s.perm;
+  return d;
+}
+
+// The same with the frame of the tree's finest level (DevSet::leaf), for
+// the kernels that take coordinates relative to the leaves' centres.
+inline DevSet dev_set(const tree::Tree& t, const tree::PointSet& s) {
+  DevSet d = dev_set(s);
+  d.leaf = tree::level_frame(t.cube, t.l_max);
   return d;
 }
 

@@ -76,15 +76,31 @@ __global__ void k_permute_in(int64_t n, const int32_t* __restrict__ perm, const 
   }
 }
 
+// The first sorted target whose result (far + near, as k_permute_out adds
+// them) is not finite goes to bad[2]: the sum overflowed T (issue 14; the
+// CPU pipeline's check_results).
+template <class T>
+__global__ void k_check_results(int64_t n, const T* __restrict__ np, const T* __restrict__ fp,
+                                const T* __restrict__ ng, const T* __restrict__ fg, unsigned long long* bad) {
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    bool ok = true;
+    if (np) ok = isfinite(fp ? fp[i] + np[i] : np[i]);
+    if (ng)
+      for (int k = 0; k < 3; ++k) ok = ok && isfinite(fg ? fg[3 * i + k] + ng[3 * i + k] : ng[3 * i + k]);
+    if (!ok) atomicMin(&bad[2], static_cast<unsigned long long>(i));
+  }
+}
+
 // Results (Morton order) -> user order: out = far + near (the CPU pipeline's
 // (0 + L2P) + P2P); far may be null (no far field). Writes nothing when an
-// input was found non-finite (outputs are changed only on success).
+// input was found non-finite or a result is not finite (outputs are changed
+// only on success).
 template <class T, class S>
 __global__ void k_permute_out(int64_t n, const int32_t* __restrict__ perm, const T* __restrict__ np,
                               const T* __restrict__ fp, const T* __restrict__ ng,
                               const T* __restrict__ fg, S* __restrict__ pot, S* __restrict__ grad,
                               const unsigned long long* bad) {
-  if (bad[0] != kNoBad || bad[1] != kNoBad) return;
+  if (bad[0] != kNoBad || bad[1] != kNoBad || bad[2] != kNoBad) return;
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t j = perm[i];
     if (pot) pot[j] = S(fp ? fp[i] + np[i] : np[i]);
@@ -95,12 +111,17 @@ __global__ void k_permute_out(int64_t n, const int32_t* __restrict__ perm, const
 
 // ------------------------------------------------------------ P2M
 
-// Coordinates of point i relative to the centre c, formed in double, rounded to T.
+// Coordinates of point i relative to the exact centre of the leaf with key
+// `key` (tree::box_relative3 in the frame f of the leaves, as the CPU
+// pipeline), formed in double, rounded to T.
 template <class T>
-__device__ __forceinline__ void rel_point(const double* __restrict__ xyz, int64_t i, const double* c, T* r) {
-  r[0] = T(xyz[3 * i] - c[0]);
-  r[1] = T(xyz[3 * i + 1] - c[1]);
-  r[2] = T(xyz[3 * i + 2] - c[2]);
+__device__ __forceinline__ void rel_point(const double* __restrict__ xyz, int64_t i, const tree::LevelFrame& f,
+                                          uint64_t key, T* r) {
+  double d[3];
+  tree::box_relative3(f, key, xyz + 3 * i, d);
+  r[0] = T(d[0]);
+  r[1] = T(d[1]);
+  r[2] = T(d[2]);
 }
 
 // TpB: one thread per source leaf, M_b = sum over its sources (in order,
@@ -115,10 +136,10 @@ __global__ void k_p2m_tpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const do
     const int64_t b = b0 + t;
     T* Mb = M + b * p2;
     for (int c = 0; c < p2; ++c) Mb[c] = T(0);
-    const double* c = S.center + 3 * b;
+    const uint64_t key = S.box_key[b];
     for (int64_t i = S.point_begin[b]; i < S.point_end[b]; ++i) {
       T r[3];
-      rel_point(xyz, i, c, r);
+      rel_point(xyz, i, S.leaf, key, r);
       laplace_p2m<T>(p, h, zero, 1, r, q ? q + i : nullptr, d ? d + 3 * i : nullptr, Mb, walk);
     }
   }
@@ -152,14 +173,14 @@ __global__ void k_p2m_wpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const do
     T* Mb = M + b * p2;
     for (int c = lane; c < p2; c += 32) Mb[c] = T(0);
     __syncwarp();
-    const double* c = S.center + 3 * b;
+    const uint64_t key = S.box_key[b];
     const int64_t i0 = S.point_begin[b], i1 = S.point_end[b];
     for (int64_t base = i0; base < i1; base += 32) {
       const int64_t i = base + lane;
       T r[3] = {T(0), T(0), T(0)};
       T qi = T(0), di[3] = {T(0), T(0), T(0)};
       if (i < i1) {
-        rel_point(xyz, i, c, r);
+        rel_point(xyz, i, S.leaf, key, r);
         if (q) qi = q[i];
         if (d) {
           di[0] = d[3 * i];
@@ -254,14 +275,14 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
     __syncwarp();
     if (t < nb) {
       const int64_t b = b0 + t;
-      const double* c = S.center + 3 * b;
+      const uint64_t key = S.box_key[b];
       const int64_t i1 = S.point_end[b];
       for (int64_t i0 = S.point_begin[b] + int64_t(sub) * kP2MTile; i0 < i1; i0 += int64_t(wpl) * kP2MTile) {
         const int64_t i = i0 + lane;
         T r[3] = {T(0), T(0), T(0)};
         T qi = T(0), di[3] = {T(0), T(0), T(0)};
         if (i < i1) {  // lanes without a source walk zeros (their column is not summed)
-          rel_point(xyz, i, c, r);
+          rel_point(xyz, i, S.leaf, key, r);
           if (q) qi = q[i];
           if (kD) {
             di[0] = d[3 * i];
@@ -605,13 +626,13 @@ __global__ void __launch_bounds__(kBpbThreads)
 
 template <class T>
 __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, const double* __restrict__ xyz,
-                                          int64_t i, const double* c, T* fp, T* fg,
+                                          int64_t i, const tree::LevelFrame& f, uint64_t key, T* fp, T* fg,
                                           const LaplaceWalkCoef<T>* walk) {
   T v = T(0), g[3] = {T(0), T(0), T(0)};
   if (has) {
     const T zero[3] = {T(0), T(0), T(0)};
     T r[3];
-    rel_point(xyz, i, c, r);
+    rel_point(xyz, i, f, key, r);
     laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr, walk);
   }
   if (fp) fp[i] = v;
@@ -627,9 +648,9 @@ __global__ void k_l2p_tpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const do
   for (int64_t t = gtid(); t < nb; t += gstride()) {
     const int64_t b = b0 + t;
     const bool has = has_local[b] != 0;
-    const double* c = R.center + 3 * b;
+    const uint64_t key = R.box_key[b];
     for (int64_t i = R.point_begin[b]; i < R.point_end[b]; ++i)
-      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, c, fp, fg, walk);
+      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, R.leaf, key, fp, fg, walk);
   }
 }
 
@@ -641,7 +662,7 @@ __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __rest
                           const LaplaceWalkCoef<T>* __restrict__ walk) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
-    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.center + 3 * b, fp, fg, walk);
+    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.leaf, R.box_key[b], fp, fg, walk);
   }
 }
 
@@ -664,9 +685,9 @@ __global__ void __launch_bounds__(128)
     if (has)
       for (int c = threadIdx.x; c < p2; c += blockDim.x) Ls[c] = L[b * p2 + c];
     __syncthreads();
-    const double* c = R.center + 3 * b;
+    const uint64_t key = R.box_key[b];
     for (int64_t i = R.point_begin[b] + threadIdx.x; i < R.point_end[b]; i += blockDim.x)
-      l2p_point(p, h, Ls, has, xyz, i, c, fp, fg, walk);
+      l2p_point(p, h, Ls, has, xyz, i, R.leaf, key, fp, fg, walk);
   }
 }
 

@@ -264,7 +264,7 @@ void laplace_plan_setup(LaplacePlan& P) {
       GPUFMM_CUDA_CHECK(cudaMemcpyAsync(t, P.trg_xyz.data(), sizeof(double) * 3 * P.ntrg, cudaMemcpyHostToDevice, s0));
     G->txyz = t;
   }
-  G->bad = static_cast<unsigned long long*>(G->alloc(2 * sizeof(unsigned long long), "laplace flags"));
+  G->bad = static_cast<unsigned long long*>(G->alloc(3 * sizeof(unsigned long long), "laplace flags"));
   G->leaf_of = static_cast<int32_t*>(G->alloc(sizeof(int32_t) * std::max<int64_t>(P.ntrg, 1), "laplace leaf map"));
   const tree::PointSet& R = P.tree->receivers();
   if (P.ntrg > 0 && R.nboxes > 0) {

@@ -171,6 +171,71 @@ void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
   plan.rcr_p2 = p2;
 }
 
+// The far field's schedule of a host tree (LaplaceFarSchedule, plan.hpp).
+void far_schedule(LaplacePlan& P) {
+  const tree::Tree& t = *P.tree;
+  const tree::PointSet& S = t.src;
+  const tree::PointSet& R = t.receivers();
+  const int L = t.l_max;
+  LaplaceFarSchedule& f = P.far;
+  f = LaplaceFarSchedule();
+  if (L < 2 || S.nboxes == 0 || R.nboxes == 0) return;
+  const int lists[3] = {int(lists::kM2L), int(lists::kType1), int(lists::kType2)};
+  // Sources referenced by an M2L entry; receivers with an M2L entry.
+  std::vector<uint8_t> src_ref(size_t(S.nboxes), 0), recv(size_t(R.nboxes), 0);
+  for (int k : lists) {
+    const lists::List& li = P.lists->list[k];
+    if (!li.built) continue;
+    for (int64_t b = 0; b < li.rows; ++b)
+      if (li.offsets[b + 1] > li.offsets[b]) recv[size_t(b)] = 1;
+    for (int64_t e = 0; e < li.nnz; ++e) src_ref[size_t(li.index[e])] = 1;
+  }
+  // below[b]: some box under b is referenced (sources) / receives (receivers);
+  // children follow their parents' level, so a backward sweep sees every
+  // child before its parent.
+  auto below_of = [](const tree::PointSet& X, const std::vector<uint8_t>& mark) {
+    std::vector<uint8_t> below(size_t(X.nboxes), 0);
+    for (int64_t c = X.nboxes - 1; c > 0; --c)
+      if (X.parent[c] >= 0 && (mark[size_t(c)] || below[size_t(c)])) below[size_t(X.parent[c])] = 1;
+    return below;
+  };
+  const std::vector<uint8_t> src_below = below_of(S, src_ref), recv_below = below_of(R, recv);
+  auto level_of = [](const tree::PointSet& X, int64_t b) {
+    return int(std::upper_bound(X.level_offset.begin(), X.level_offset.end(), b) - X.level_offset.begin()) - 1;
+  };
+  // Multipoles, top down from level 2.
+  f.m.assign(size_t(S.nboxes), LaplaceFarSchedule::kNone);
+  for (int64_t b = S.level_offset[2]; b < S.nboxes; ++b) {
+    const int32_t par = S.parent[b];
+    const bool need = src_ref[size_t(b)] || (level_of(S, b) > 2 && f.m[size_t(par)] == LaplaceFarSchedule::kM2M);
+    if (!need) continue;
+    f.m[size_t(b)] = S.leaf[b] || !src_below[size_t(b)] ? LaplaceFarSchedule::kP2M : LaplaceFarSchedule::kM2M;
+    if (f.m[size_t(b)] == LaplaceFarSchedule::kM2M) f.m2m += S.child_offset[b + 1] - S.child_offset[b];
+  }
+  // Locals, top down from the first level that receives (L2L from level 2).
+  f.l.assign(size_t(R.nboxes), LaplaceFarSchedule::kNone);
+  for (int64_t b = R.level_offset[P.modified ? 1 : 2]; b < R.nboxes; ++b) {
+    const int32_t par = R.parent[b];
+    const bool from_parent = level_of(R, b) >= 2 && f.l[size_t(par)] == LaplaceFarSchedule::kLocal;
+    if (!recv[size_t(b)] && !from_parent) continue;
+    f.l[size_t(b)] = R.leaf[b] || !recv_below[size_t(b)] ? LaplaceFarSchedule::kTerminal : LaplaceFarSchedule::kLocal;
+    if (from_parent) ++f.l2l;
+  }
+  // The P2M and L2P boxes, finest level first.
+  auto collect = [&f, L](const tree::PointSet& X, const std::vector<uint8_t>& mode, uint8_t want, int top,
+                         std::vector<int32_t>& boxes, std::vector<int8_t>& levels) {
+    for (int l = L; l >= top; --l)
+      for (int64_t b = X.level_offset[l]; b < X.level_offset[l + 1]; ++b)
+        if (mode[size_t(b)] == want) {
+          boxes.push_back(int32_t(b));
+          levels.push_back(int8_t(l));
+          f.max_points = std::max<int64_t>(f.max_points, X.point_end[b] - X.point_begin[b]);
+        }
+  };
+  collect(S, f.m, LaplaceFarSchedule::kP2M, 2, f.p2m, f.p2m_level);
+  collect(R, f.l, LaplaceFarSchedule::kTerminal, 1, f.l2p, f.l2p_level);
+}
+
 // sources / targets: host memory, or the context's when on_context.
 template <class T>
 void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const double* sources,
@@ -206,6 +271,28 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
   plan.plan_times.depth_scan = now() - t1;
 }
 
+// The side of the points' cube against what the plan's precision holds
+// (issue 14). Double: pair distances and their squares (plan::kMaxSpanDouble;
+// GPUFMM_ERROR_ACCURACY). Float: the relative coordinates, squared distances
+// and the box scalings 1/h, 1/h^2 of the finest level (h >= side 2^-21) in
+// float with room for the charges: a side in [2^-32, 2^60] (INVALID_ARGUMENT,
+// a value that does not fit float).
+constexpr double kMinSpanFloat = 0x1p-32, kMaxSpanFloat = 0x1p60;
+
+void check_span(const LaplacePlan& P) {
+  const double side = P.tree->cube.side;
+  const char* which = P.same_sets ? "argument 'sources'" : "arguments 'sources' and 'targets'";
+  require(side <= plan::kMaxSpanDouble, GPUFMM_ERROR_ACCURACY, which, ": the points span ", side,
+          " (the side of their bounding cube), beyond ", plan::kMaxSpanDouble,
+          " (2^500): squared distances of such points can overflow double, so no accuracy can be promised; "
+          "scale the coordinates");
+  if (P.single())
+    require(side >= kMinSpanFloat && side <= kMaxSpanFloat, GPUFMM_ERROR_INVALID_ARGUMENT, which,
+            ": the points span ", side, " (the side of their bounding cube); a single-precision plan needs a side "
+            "in [", kMinSpanFloat, ", ", kMaxSpanFloat, "] (2^-32 .. 2^60), so that its distances, their squares "
+            "and box scalings fit float: scale the coordinates, or use precision GPUFMM_FLOAT64");
+}
+
 }  // namespace
 
 std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOptions& opt,
@@ -225,6 +312,8 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   if (P.cpu_pipeline()) {
     plan::check_points(sources, nsrc, "sources");
     if (targets != nullptr) plan::check_points(targets, ntrg, "targets");
+    plan::check_points_resolvable(sources, nsrc, "sources");
+    if (targets != nullptr) plan::check_points_resolvable(targets, ntrg, "targets");
   } else {
     plan::check_points_pointer(sources, nsrc, "sources");
     if (targets != nullptr) plan::check_points_pointer(targets, ntrg, "targets");
@@ -271,6 +360,9 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     plan::fail_if_bad_point(sources, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.src, nsrc), nsrc, "sources");
     if (!P.same_sets)
       plan::fail_if_bad_point(targets, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
+    plan::fail_if_tiny_point(sources, gpufmm::cuda::first_tiny_point(ctx, dev_points.src, nsrc), nsrc, "sources");
+    if (!P.same_sets)
+      plan::fail_if_tiny_point(targets, gpufmm::cuda::first_tiny_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
     tsrc = dev_points.src;
     ttrg = dev_points.trg;
     on_context = true;
@@ -279,10 +371,12 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   }
 
   auto get_tables = [&P] {  // the operator tables for P.p
-    if (P.single())
-      P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
-    else
-      P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
+    allocating("the translation tables", 0, [&P] {
+      if (P.single())
+        P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
+      else
+        P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
+    });
   };
   get_tables();
   lap(tp.tables);
@@ -305,6 +399,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   P.lists = lists::build(*P.tree, (1u << lists::kNeighbors) | (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
                                                                            : (1u << lists::kM2L)));
   P.l_max = P.tree->l_max;
+  check_span(P);
   P.src_boxes = P.tree->src.nboxes;
   P.trg_boxes = P.tree->receivers().nboxes;
   P.m2l_translations = P.modified
@@ -319,19 +414,22 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     P.dev_targets = ttrg;
   } else {
     const auto perm = fetch(*P.tree, P.tree->src.perm, nsrc);
-    P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
+    allocating("the sorted coordinates", 24.0 * double(nsrc + (P.same_sets ? 0 : P.ntrg)), [&] {
+      P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
+      P.trg_xyz.resize(P.same_sets ? 0 : static_cast<size_t>(3 * P.ntrg));
+    });
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < nsrc; ++i)
       for (int k = 0; k < 3; ++k) P.src_xyz[3 * i + k] = sources[3 * int64_t(perm[i]) + k];
     if (!P.same_sets) {
       const auto rperm = fetch(*P.tree, P.tree->recv_own.perm, P.ntrg);
-      P.trg_xyz.resize(static_cast<size_t>(3 * P.ntrg));
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < P.ntrg; ++i)
         for (int k = 0; k < 3; ++k) P.trg_xyz[3 * i + k] = targets[3 * int64_t(rperm[i]) + k];
     }
   }
   lap(tp.coords);
+  if (P.cpu_pipeline()) allocating("the far field's schedule", 0, [&P] { far_schedule(P); });
   near_field_stats(P);
   // p from eps assumes a near field that holds each target's closest sources;
   // a nearly empty one (laplace_p_sparse) needs more terms. The depth stays.

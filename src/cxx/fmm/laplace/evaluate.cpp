@@ -2,6 +2,7 @@
 // named with their index) and the dispatch to the CPU pipeline
 // (fmm/laplace/pipeline.cpp) or the CUDA driver (src/cuda/fmm/laplace/).
 #include <cmath>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "fmm/laplace/gpu.hpp"
@@ -20,10 +21,25 @@ void check_inputs(const LaplacePlan& plan, const LaplaceEvalArgs& a) {
   } else {
     plan::check_values(static_cast<const double*>(a.charges), plan.nsrc, 1, "charges", "charge");
     plan::check_values(static_cast<const double*>(a.dipoles), plan.nsrc, 3, "dipoles", "dipole");
+    if (plan.single()) {  // double inputs of a float plan (the host API)
+      plan::check_values_fit_float(static_cast<const double*>(a.charges), plan.nsrc, 1, "charges", "charge");
+      plan::check_values_fit_float(static_cast<const double*>(a.dipoles), plan.nsrc, 3, "dipoles", "dipole");
+    }
   }
 }
 
 }  // namespace
+
+void fail_nonfinite_result(const LaplacePlan& plan, int64_t target, double pot, const double* grad) {
+  std::ostringstream v;
+  v << "potential " << pot;
+  if (grad) v << ", gradient (" << grad[0] << ", " << grad[1] << ", " << grad[2] << ")";
+  fail(GPUFMM_ERROR_ACCURACY, "the result at target ", target, " (0-based) is not finite (", v.str(),
+       "): it overflows ", plan.single() ? "single" : "double",
+       " precision (a source within a tiny distance of the target, e.g. a pair closer than ~1e-13 in single "
+       "precision, or very large charges or dipoles); no output was written",
+       plan.single() ? "; a GPUFMM_FLOAT64 plan holds it" : "");
+}
 
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& a) {
   require(a.charges != nullptr || a.dipoles != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,

@@ -13,8 +13,11 @@
 //            standard stencil: levels 2..l_max, L_b = L2L(L_parent) + sum_M2L
 //   L2P      leaves of the target tree (potential and/or gradient)
 //   P2P      leaves: NEIGHBORS sources gathered per target leaf into
-//            structure-of-arrays scratch (coordinates relative to the target
-//            leaf's centre), vectorised inner loop over the sources
+//            structure-of-arrays scratch (the user's coordinates: each
+//            difference is one rounding, as in the direct sum), vectorised
+//            inner loop over the sources
+//   check    a potential or gradient that is not finite (it overflowed the
+//            precision) is GPUFMM_ERROR_ACCURACY, before any output is written
 //   outputs  Morton order -> the user's order
 //
 // The library is compiled for the baseline ISA (x86-64: SSE2). The pipeline
@@ -25,6 +28,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -48,6 +52,25 @@
 
 namespace gpufmm {
 namespace fmm {
+
+// Results in sorted order (empty when not wanted): the first target whose
+// potential or gradient is not finite fails (fail_nonfinite_result).
+template <class T>
+void check_results(const LaplacePlan& P, const std::vector<T>& pot, const std::vector<T>& grad) {
+  const int64_t n = P.ntrg;
+  int64_t bad = n;
+  const bool has_pot = !pot.empty(), has_grad = !grad.empty();
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= (int64_t(1) << 15))
+  for (int64_t i = 0; i < n; ++i) {
+    bool ok = !has_pot || std::isfinite(pot[i]);
+    if (has_grad) ok = ok && std::isfinite(grad[3 * i]) && std::isfinite(grad[3 * i + 1]) && std::isfinite(grad[3 * i + 2]);
+    if (!ok) bad = std::min(bad, i);
+  }
+  if (bad == n) return;
+  const double g[3] = {has_grad ? double(grad[3 * bad]) : 0.0, has_grad ? double(grad[3 * bad + 1]) : 0.0,
+                       has_grad ? double(grad[3 * bad + 2]) : 0.0};
+  fail_nonfinite_result(P, P.targets().perm[bad], has_pot ? double(pot[bad]) : 0.0, has_grad ? g : nullptr);
+}
 
 // W translations of ONE class at once (SIMD across translations): the math
 // templates run on Lanes<T, W>, a value of W independent lanes, so every

@@ -10,9 +10,9 @@
 
 double now() { return omp_get_wtime(); }
 
+// out (n * per values, allocated) <- in in the order perm.
 template <class T, class S>
 void permute_in(int64_t n, const int32_t* perm, const S* in, int per, std::vector<T>& out) {
-  out.resize(static_cast<size_t>(n * per));
   if (per == 1) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) out[i] = T(in[perm[i]]);
@@ -43,28 +43,30 @@ void permute_out(int64_t n, const int32_t* perm, const std::vector<T>& in, int p
   }
 }
 
-// Coordinates of points [b, e) of xyz relative to c, rounded to T.
+// Coordinates of points [b, e) of xyz relative to the centre of the box
+// with key `key` in frame f (tree::box_relative: exact centre), rounded to T.
 template <class T>
-inline void relative(const double* xyz, int64_t b, int64_t e, const double* c, T* out) {
+inline void relative(const double* xyz, int64_t b, int64_t e, const tree::LevelFrame& f, uint64_t key, T* out) {
   for (int64_t i = b; i < e; ++i) {
-    const int64_t k = i - b;
-    out[3 * k] = T(xyz[3 * i] - c[0]);
-    out[3 * k + 1] = T(xyz[3 * i + 1] - c[1]);
-    out[3 * k + 2] = T(xyz[3 * i + 2] - c[2]);
+    double r[3];
+    tree::box_relative3(f, key, xyz + 3 * i, r);
+    for (int k = 0; k < 3; ++k) out[3 * (i - b) + k] = T(r[k]);
   }
 }
 
-// P2P of one target leaf: its targets [tb, te) against its near sources,
-// gathered (structure of arrays, padded to whole lane groups) relative to
-// the leaf centre c; the source loop is nearfield::sum_sources, the one CPU
-// near field, here flattened into this copy's ISA.
+// P2P of one target leaf: its targets [tb, te) against its n near sources,
+// gathered (structure of arrays, room for whole lane groups) with their
+// coordinates as given, so that each source-target difference is one
+// correctly rounded subtraction of the user's doubles, as in the double
+// direct sum (exact for close pairs), and only then rounded to T; the
+// source loop is nearfield::sum_sources, the one CPU near field, here
+// flattened into this copy's ISA.
 template <bool kC, bool kD, bool kG, class K, class T>
-GPUFMM_PIPELINE_FLATTEN void p2p_leaf(const K& k, int64_t tb, int64_t te, const double* txyz, const double* c,
-                                      int64_t n, const nearfield::Sources<double, T>& g, T* pot, T* grad) {
+GPUFMM_PIPELINE_FLATTEN void p2p_leaf(const K& k, int64_t tb, int64_t te, const double* txyz, int64_t n,
+                                      const nearfield::Sources<double, T>& g, T* pot, T* grad) {
   for (int64_t i = tb; i < te; ++i) {
-    const double tx = txyz[3 * i] - c[0], ty = txyz[3 * i + 1] - c[1], tz = txyz[3 * i + 2] - c[2];
     T v, gx, gy, gz;
-    nearfield::sum_sources<kC, kD, kG>(k, tx, ty, tz, 0, n, g, v, gx, gy, gz);
+    nearfield::sum_sources<kC, kD, kG>(k, txyz[3 * i], txyz[3 * i + 1], txyz[3 * i + 2], 0, n, g, v, gx, gy, gz);
     if (pot) pot[i] += v;
     if (kG) {
       grad[3 * i] += gx;
@@ -133,6 +135,10 @@ struct Pipeline {
   const int p;
   const int64_t p2;
   bool has_q = false, has_d = false, want_pot = false, want_grad = false;
+  // Per-thread scratch of P2M / L2P (relative coordinates) and P2P (gathered
+  // sources), allocated in run() before the parallel regions (allocating).
+  std::vector<std::vector<T>> rel_;
+  std::vector<nearfield::Sources<double, T>> near_;
 
   Pipeline(LaplacePlan& plan, LaplaceWorkspace<T>& w, const LaplaceTables<T>& t)
       : P(plan), W(w), tab(t), tr(*plan.tree), S(plan.tree->src), R(plan.tree->receivers()),
@@ -140,25 +146,30 @@ struct Pipeline {
 
   double box_size(int level) const { return tree::box_size(tr.cube, level); }
 
+  // P2M into the boxes of the far schedule that take it (the leaves, and the
+  // boxes with no M2L source below them), at their levels.
   void p2m() {
-    const int64_t b0 = S.level_offset[L], b1 = S.level_offset[L + 1];
-    const T h = T(box_size(L));
+    const LaplaceFarSchedule& f = P.far;
+    const int64_t nb = static_cast<int64_t>(f.p2m.size());
 #pragma omp parallel
     {
-      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(P.max_leaf_points, 1)));
+      std::vector<T>& rel = rel_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 8)
-      for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t k = 0; k < nb; ++k) {
+        const int64_t b = f.p2m[k];
+        const int l = f.p2m_level[k];
         T* M = W.M.data() + b * p2;
         std::fill(M, M + p2, T(0));
         const int64_t pb = S.point_begin[b], pe = S.point_end[b];
-        relative(P.src_xyz.data(), pb, pe, S.center + 3 * b, rel.data());
-        p2m_box<T>(p, h, int(pe - pb), rel.data(), has_q ? W.q.data() + pb : nullptr,
+        relative(P.src_xyz.data(), pb, pe, tree::level_frame(tr.cube, l), S.box_key[b], rel.data());
+        p2m_box<T>(p, T(box_size(l)), int(pe - pb), rel.data(), has_q ? W.q.data() + pb : nullptr,
                    has_d ? W.d.data() + 3 * pb : nullptr, M);
       }
     }
   }
 
   void m2m() {
+    const std::vector<uint8_t>& mode = P.far.m;
     for (int l = L - 1; l >= 2; --l) {
       const int64_t b0 = S.level_offset[l], b1 = S.level_offset[l + 1];
 #pragma omp parallel
@@ -166,6 +177,7 @@ struct Pipeline {
         std::vector<T> work(static_cast<size_t>(laplace_apply_work_size(p)));
 #pragma omp for schedule(dynamic, 8)
         for (int64_t b = b0; b < b1; ++b) {
+          if (mode[b] != LaplaceFarSchedule::kM2M) continue;
           T* M = W.M.data() + b * p2;
           std::fill(M, M + p2, T(0));
           for (int64_t c = S.child_offset[b]; c < S.child_offset[b + 1]; ++c) {
@@ -251,6 +263,7 @@ struct Pipeline {
           const int64_t first = b0 + blk * kg * kW, last = std::min(b1, first + kg * kW);
           entries.clear();
           for (int64_t b = first; b < last; ++b) {
+            if (P.far.l[b] == LaplaceFarSchedule::kNone) continue;
             T* Lb = W.L.data() + b * p2;
             int64_t n = local_from_parent(l, b, Lb, work.data());
             auto collect = [&](const lists::List& list) {
@@ -296,6 +309,7 @@ struct Pipeline {
             }
           }
           for (int64_t b = first; b < last; ++b) {
+            if (P.far.l[b] == LaplaceFarSchedule::kNone) continue;
             const int64_t j = b - first;
             const LanesT* a = acc.data() + (j / kW) * p2;
             const int lane = int(j % kW);
@@ -320,6 +334,7 @@ struct Pipeline {
         std::vector<T> work(static_cast<size_t>(laplace_apply_work_size(p)));
 #pragma omp for schedule(dynamic, 4)
         for (int64_t b = b0; b < b1; ++b) {
+          if (P.far.l[b] == LaplaceFarSchedule::kNone) continue;
           T* Lb = W.L.data() + b * p2;
           int64_t n = local_from_parent(l, b, Lb, work.data());
           if (modified) {
@@ -334,19 +349,23 @@ struct Pipeline {
     }
   }
 
+  // L2P from the terminal boxes of the far schedule (the leaves, and the
+  // boxes with no M2L receiver below them), at their levels.
   void l2p() {
-    const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
-    const T h = T(box_size(L));
+    const LaplaceFarSchedule& f = P.far;
+    const int64_t nb = static_cast<int64_t>(f.l2p.size());
     const double* txyz = P.target_xyz();
 #pragma omp parallel
     {
-      std::vector<T> rel(static_cast<size_t>(3 * std::max<int64_t>(P.max_leaf_points, 1)));
+      std::vector<T>& rel = rel_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 8)
-      for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t k = 0; k < nb; ++k) {
+        const int64_t b = f.l2p[k];
+        const int l = f.l2p_level[k];
         if (!W.has_local[b]) continue;
         const int64_t pb = R.point_begin[b], pe = R.point_end[b];
-        relative(txyz, pb, pe, R.center + 3 * b, rel.data());
-        l2p_box<T>(p, h, W.L.data() + b * p2, int(pe - pb), rel.data(),
+        relative(txyz, pb, pe, tree::level_frame(tr.cube, l), R.box_key[b], rel.data());
+        l2p_box<T>(p, T(box_size(l)), W.L.data() + b * p2, int(pe - pb), rel.data(),
                    want_pot ? W.pot.data() + pb : nullptr,
                    want_grad ? W.grad.data() + 3 * pb : nullptr);
       }
@@ -366,17 +385,16 @@ struct Pipeline {
     const kernels::Laplace<T> kern;
 #pragma omp parallel
     {
-      nearfield::Sources<double, T> g(nearfield::padded(P.max_near_sources));
+      nearfield::Sources<double, T>& g = near_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 4)
       for (int64_t b = b0; b < b1; ++b) {
-        const double* c = R.center + 3 * b;
         int64_t n = 0;
         for (int64_t e = nb.offsets[b]; e < nb.offsets[b + 1]; ++e) {
           const int32_t s = nb.index[e];
           for (int64_t i = S.point_begin[s]; i < S.point_end[s]; ++i, ++n) {
-            g.x[n] = sxyz[3 * i] - c[0];
-            g.y[n] = sxyz[3 * i + 1] - c[1];
-            g.z[n] = sxyz[3 * i + 2] - c[2];
+            g.x[n] = sxyz[3 * i];
+            g.y[n] = sxyz[3 * i + 1];
+            g.z[n] = sxyz[3 * i + 2];
             if (kC) g.q[n] = W.q[i];
             if (kD) {
               g.dx[n] = W.d[3 * i];
@@ -385,11 +403,7 @@ struct Pipeline {
             }
           }
         }
-        for (; n % nearfield::kLanes != 0; ++n) {
-          g.x[n] = g.y[n] = g.z[n] = 0.0;
-          g.q[n] = g.dx[n] = g.dy[n] = g.dz[n] = T(0);
-        }
-        p2p_leaf<kC, kD, kG>(kern, R.point_begin[b], R.point_end[b], txyz, c, n, g, pot, grad);
+        p2p_leaf<kC, kD, kG>(kern, R.point_begin[b], R.point_end[b], txyz, n, g, pot, grad);
       }
     }
   }
@@ -404,16 +418,30 @@ struct Pipeline {
     want_pot = a.pot != nullptr;
     want_grad = a.grad != nullptr;
     const int64_t ns = P.nsrc, nt = P.ntrg;
+    const bool far = L >= 2 && ns > 0 && nt > 0;
+    // Every allocation of the evaluate, before its parallel regions.
+    const size_t threads = static_cast<size_t>(omp_get_max_threads());
+    const int64_t rel_n = 3 * std::max<int64_t>(P.far.max_points, 1), near_n = nearfield::padded(P.max_near_sources);
+    const double bytes = sizeof(T) * (double(far ? (S.nboxes + R.nboxes) * p2 : 0) + 4.0 * double(ns + nt) +
+                                      double(threads) * double(rel_n + 4 * near_n)) +
+                         double(threads) * 3 * sizeof(double) * double(near_n);
+    allocating("the Laplace FMM workspace (expansions, charges, results, per-thread scratch)", bytes, [&] {
+      W.q.resize(has_q ? static_cast<size_t>(ns) : 0);
+      W.d.resize(has_d ? static_cast<size_t>(3 * ns) : 0);
+      if (far) {
+        W.M.resize(static_cast<size_t>(S.nboxes * p2));
+        W.L.resize(static_cast<size_t>(R.nboxes * p2));
+      }
+      W.has_local.assign(static_cast<size_t>(R.nboxes), 0);
+      W.pot.assign(want_pot ? static_cast<size_t>(nt) : 0, T(0));
+      W.grad.assign(want_grad ? static_cast<size_t>(3 * nt) : 0, T(0));
+      rel_.assign(threads, std::vector<T>(static_cast<size_t>(far ? rel_n : 0)));
+      near_.resize(threads);
+      for (auto& g : near_) g.resize(near_n);
+      if (far && p <= kM2LLanesMaxP) broadcast_tables();
+    });
     if (has_q) permute_in(ns, S.perm, charges, 1, W.q);
     if (has_d) permute_in(ns, S.perm, dipoles, 3, W.d);
-    const bool far = L >= 2 && ns > 0 && nt > 0;
-    if (far) {
-      W.M.resize(static_cast<size_t>(S.nboxes * p2));
-      W.L.resize(static_cast<size_t>(R.nboxes * p2));
-    }
-    W.has_local.assign(static_cast<size_t>(R.nboxes), 0);
-    W.pot.assign(want_pot ? static_cast<size_t>(nt) : 0, T(0));
-    W.grad.assign(want_grad ? static_cast<size_t>(3 * nt) : 0, T(0));
     LaplaceStageTimes& tm = P.last;
     tm = LaplaceStageTimes();
     double t = now();
@@ -436,6 +464,7 @@ struct Pipeline {
         p2p<decltype(c)::value, decltype(d)::value, decltype(g)::value>();
       });
     tm.p2p = now() - t;
+    check_results(P, W.pot, W.grad);  // before any output is written
     if (want_pot) permute_out(nt, R.perm, W.pot, 1, static_cast<S_*>(a.pot));
     if (want_grad) permute_out(nt, R.perm, W.grad, 3, static_cast<S_*>(a.grad));
     tm.total = now() - t0;

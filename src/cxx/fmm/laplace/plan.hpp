@@ -40,12 +40,18 @@
 //   pot    [ntrg], grad [3*ntrg]  results in sorted target order
 // Sorted coordinates (LaplacePlan::src_xyz / trg_xyz, double, 3 x n, host;
 //   on the device only for the CUDA driver):
-//   src_xyz[3i..3i+2] = user source perm[i]. Every expansion / P2P uses
-//   coordinates RELATIVE TO A BOX CENTRE, formed in double and then rounded
-//   to T (P2M and L2P: relative to the leaf's centre; P2P: sources and
-//   targets relative to the target leaf's centre). In float this keeps the
-//   rounding of the coordinates at 6e-8 of a box size instead of 6e-8 of
-//   the domain, which is what lets float reach eps = 1e-5.
+//   src_xyz[3i..3i+2] = user source perm[i], as given. P2M and L2P use
+//   coordinates RELATIVE TO THE LEAF'S EXACT CENTRE (tree::box_relative:
+//   the centre is never rounded, so the result is within a few ulps of the
+//   box size wherever the box is; issue 14), formed in double and then
+//   rounded to T. In float this keeps the rounding at 6e-8 of a box size
+//   instead of 6e-8 of the domain, which is what lets float reach eps =
+//   1e-5. P2P takes each source-target difference of the coordinates as
+//   given, one rounding in double as in the double direct sum (exact for
+//   close pairs), then rounds it to T (the CUDA float P2P: coordinates
+//   relative to the target leaf's exact centre, nearfield/p2p.cuh).
+//   Results that are not finite (the sum overflowed T) are
+//   GPUFMM_ERROR_ACCURACY, checked before any output is written.
 //
 // Translation data (LaplaceTables<T>), every translation is RCR (eq. 33):
 //   out += A(a)^T B(b)^T Coax B(b) A(a) in     (flip = 0)
@@ -166,6 +172,32 @@ struct LaplacePlanTimes {
   double setup_groups = 0;  //   grouped M2L entry lists (build_m2l_groups)
 };
 
+// Which boxes the CPU pipeline's far field computes (issue 14, defect 7).
+// In sparse or forced-deep trees isolated points sit at the bottom of long
+// chains of single-child boxes, and multipoles went up and locals came down
+// through every level of them although nothing interacts there (N = 300,
+// l_max = 21: 5673 boxes for 300 points, twice the work of l_max = 8). Now:
+//  - a source box's multipole is computed only when it is an M2L source or
+//    its parent is formed from its children; it is formed from its own
+//    points (P2M at its level) when no box below it is an M2L source, else
+//    from its children (M2M);
+//  - a receiver box's local is evaluated at its targets (L2P at its level)
+//    when no box below it receives an M2L entry, and nothing below it is
+//    touched; leaves are such boxes.
+// M2M and L2L are exact for the truncated expansions, so this is the same
+// sum, computed with fewer translations; for trees where every box interacts
+// (the cost model's) it is the full schedule. Built on the host tree at plan
+// creation (laplace_far_schedule); the CUDA driver runs the full levels.
+struct LaplaceFarSchedule {
+  static constexpr uint8_t kNone = 0, kP2M = 1, kM2M = 2;  // source boxes (levels >= 2)
+  static constexpr uint8_t kLocal = 1, kTerminal = 2;      // receiver boxes (kNone: not touched)
+  std::vector<uint8_t> m, l;            // per source box, per receiver box
+  std::vector<int32_t> p2m, l2p;        // the kP2M / kTerminal boxes, finest level first
+  std::vector<int8_t> p2m_level, l2p_level;
+  int64_t max_points = 0;               // most points of a p2m or l2p box
+  int64_t m2m = 0, l2l = 0;             // translations per evaluate
+};
+
 template <class T>
 struct LaplaceWorkspace {
   std::vector<T> M, L, q, d, pot, grad;
@@ -218,6 +250,7 @@ class LaplacePlan {
   double plan_seconds = 0;
   LaplacePlanTimes plan_times;  // phases of plan_seconds
 
+  LaplaceFarSchedule far;  // CPU pipeline (laplace_far_schedule)
   LaplaceStageTimes last;  // of the last evaluate
   LaplaceWorkspace<double> ws_d;
   LaplaceWorkspace<float> ws_f;
@@ -254,6 +287,12 @@ struct LaplaceEvalArgs {
 };
 
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
+
+// GPUFMM_ERROR_ACCURACY: the potential (pot) or gradient (grad, null when
+// not computed) at user target `target` is not finite, i.e. the sum
+// overflowed the plan's precision (issue 14). Both drivers check their
+// results before writing any output.
+[[noreturn]] void fail_nonfinite_result(const LaplacePlan& plan, int64_t target, double pot, const double* grad);
 
 // The OpenMP pipeline: host pointers, inputs already validated.
 void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& args);
