@@ -192,10 +192,15 @@ void op_direct(Bytes& b, State& st) {
   const int64_t m = b.small(2) ? int64_t(trg.size() / 3) : int64_t(src.size() / 3);
   std::vector<double> pot(size_t(m) + 1, kPoison), grad(3 * size_t(m) + 3, kPoison);
   const bool at_src = m == int64_t(src.size() / 3) && b.small(2);
+  // Separate targets, even none, must not be NULL: an empty vector's data()
+  // may be, and targets == NULL means "at the sources", whose outputs have
+  // nsrc entries (found by tools/run-fuzz -seed=7: a heap-buffer-overflow of
+  // this harness's pot; tests/fuzz/corpus/direct-no-targets).
+  static const double kNoTargets[3] = {0, 0, 0};
+  const double* targets = at_src ? nullptr : trg.empty() ? kNoTargets : trg.data();
   const gpufmm_status_t s =
       gpufmm_direct(c, &k, b.enumval(12), std::min<int64_t>(ns, int64_t(src.size() / 3)), src.data(), q.data(), m,
-                    at_src ? nullptr : trg.data(), b.small(4) ? pot.data() : nullptr,
-                    b.small(4) ? grad.data() : nullptr);
+                    targets, b.small(4) ? pot.data() : nullptr, b.small(4) ? grad.data() : nullptr);
   check(s, "gpufmm_direct");
   if (s != GPUFMM_SUCCESS && !(untouched(pot) && untouched(grad))) violated("outputs written on failure", "gpufmm_direct");
 }
