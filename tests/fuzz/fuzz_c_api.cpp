@@ -189,14 +189,16 @@ void op_direct(Bytes& b, State& st) {
   const auto trg = points(b, std::max<int64_t>(0, std::min<int64_t>(nt, 64)), benign);
   std::vector<double> q(src.size() / 3 + 1);
   for (auto& v : q) v = benign ? double(b.u8()) / 128.0 - 1.0 : b.real();
-  const int64_t m = b.small(2) ? int64_t(trg.size() / 3) : int64_t(src.size() / 3);
+  // At the sources (targets NULL: nsrc results) or at the separate targets
+  // (their count). The harness once passed the sources' count with the
+  // separate targets, or an empty target vector's NULL data(), and read or
+  // wrote past its own buffers (tools/run-fuzz -seed=7 and -seed=8:
+  // tests/fuzz/corpus/direct-no-targets, direct-target-count-*).
+  const bool src_count = b.small(2) == 0;
+  const bool at_src = src_count && b.small(2);
+  const int64_t m = at_src ? int64_t(src.size() / 3) : int64_t(trg.size() / 3);
   std::vector<double> pot(size_t(m) + 1, kPoison), grad(3 * size_t(m) + 3, kPoison);
-  const bool at_src = m == int64_t(src.size() / 3) && b.small(2);
-  // Separate targets, even none, must not be NULL: an empty vector's data()
-  // may be, and targets == NULL means "at the sources", whose outputs have
-  // nsrc entries (found by tools/run-fuzz -seed=7: a heap-buffer-overflow of
-  // this harness's pot; tests/fuzz/corpus/direct-no-targets).
-  static const double kNoTargets[3] = {0, 0, 0};
+  static const double kNoTargets[3] = {0, 0, 0};  // separate targets, even none, are not NULL
   const double* targets = at_src ? nullptr : trg.empty() ? kNoTargets : trg.data();
   const gpufmm_status_t s =
       gpufmm_direct(c, &k, b.enumval(12), std::min<int64_t>(ns, int64_t(src.size() / 3)), src.data(), q.data(), m,
