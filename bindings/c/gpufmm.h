@@ -715,6 +715,90 @@ gpufmm_status_t gpufmm_treecode(gpufmm_context_t ctx, const gpufmm_kernel_t* ker
                                 const double* sources, const double* charges, int64_t ntrg, const double* targets,
                                 double* pot, double* grad);
 
+/* ------------------------------------------------------------------------ */
+/* The FMM-accelerated FFT (papers/002; docs/fmmfft.md)                      */
+/* ------------------------------------------------------------------------ */
+
+/* The 1D DFT X[k] = sum_n x[n] exp(sign 2 pi i n k / N) (sign -1 forward,
+ * +1 inverse, unnormalized like FFTW and cuFFT) of N complex numbers,
+ * computed as P - 1 periodic cotangent FMMs and an M x P 2D FFT (Edelman et
+ * al., Cecka): N = P M_L 2^L, to a requested relative L2 error. */
+typedef struct gpufmm_fft_plan_s* gpufmm_fft_plan_t;
+
+#define GPUFMM_FFT_FORWARD (-1)
+#define GPUFMM_FFT_INVERSE 1
+#define GPUFMM_FFT_MAX_Q 24
+/* Stages of one transform (gpufmm_fft_info_t's arrays; docs/fmmfft.md). */
+#define GPUFMM_FFT_STAGE_S2M 0
+#define GPUFMM_FFT_STAGE_M2M 1
+#define GPUFMM_FFT_STAGE_M2L 2    /* the levels below the base level */
+#define GPUFMM_FFT_STAGE_M2L_B 3  /* the base level */
+#define GPUFMM_FFT_STAGE_REDUCE 4
+#define GPUFMM_FFT_STAGE_L2L 5
+#define GPUFMM_FFT_STAGE_L2T 6
+#define GPUFMM_FFT_STAGE_S2T 7    /* the near field with POST fused */
+#define GPUFMM_FFT_STAGE_FFT_P 8  /* the 2D FFT: M transforms of length P */
+#define GPUFMM_FFT_STAGE_FFT_M 9  /*             P transforms of length M */
+#define GPUFMM_FFT_STAGES 10
+
+typedef struct gpufmm_fft_options_s {
+  int64_t n;       /* the transform length N (required)                          */
+  int dtype;       /* GPUFMM_COMPLEX128 (default) or GPUFMM_COMPLEX64            */
+  double eps;      /* relative L2 error asked for; 0: 2e-14 (complex128), 1e-6  */
+  int p, ml;       /* P and M_L; 0, 0: from the model (set both or neither)     */
+  int b;           /* base level B >= 2; 0: from the model                        */
+  int q;           /* expansion order Q in 2..GPUFMM_FFT_MAX_Q; 0: from eps       */
+  int direction;   /* 0: both (default); GPUFMM_FFT_FORWARD or _INVERSE only    */
+  int tune;        /* time this many best-predicted parameter sets and keep the
+                      fastest (0: the model's best, default)                    */
+} gpufmm_fft_options_t;
+
+typedef struct gpufmm_fft_info_s {
+  int64_t n, m;           /* N and M = N / P                                    */
+  int p, ml, levels, base, q; /* P, M_L, L, B, Q                               */
+  int dtype, backend;
+  double eps;             /* the eps the plan was made for                      */
+  double predicted_error; /* the calibration's error for Q                      */
+  double gamma, beta;     /* the roofline: flop/s of a batched GEMM, bytes/s    */
+  double flops[GPUFMM_FFT_STAGES];  /* per stage                                */
+  double bytes[GPUFMM_FFT_STAGES];  /* moved, per stage                         */
+  double model[GPUFMM_FFT_STAGES];  /* roofline time, seconds (eq. 3)           */
+  double time[GPUFMM_FFT_STAGES];   /* last execute, seconds                    */
+  double t_total;         /* last execute, transfers included                   */
+  double plan_seconds;
+} gpufmm_fft_info_t;
+
+/* Fills *opt with the defaults (n = 0: set it). Errors: INVALID_ARGUMENT. */
+gpufmm_status_t gpufmm_fft_options_init(gpufmm_fft_options_t* opt);
+
+/* Builds a plan (parameters, operators, FFT plans, workspace of about
+ * N (1 + 4 Q / M_L) complex numbers).
+ * Errors: INVALID_HANDLE (ctx); INVALID_ARGUMENT (opt or plan NULL; n not
+ * admitted: the message names the nearest admitted sizes; a field out of
+ * range, named; p and ml that do not factor n); TYPE_MISMATCH (dtype);
+ * ACCURACY (eps below what the precision reaches); OUT_OF_MEMORY; DEVICE. */
+gpufmm_status_t gpufmm_fft_plan_create(gpufmm_context_t ctx, const gpufmm_fft_options_t* opt,
+                                       gpufmm_fft_plan_t* plan);
+gpufmm_status_t gpufmm_fft_plan_destroy(gpufmm_fft_plan_t plan);
+
+/* out = DFT(in) on arrays of the plan's context: dtype the plan's, N
+ * elements each (any rank); in == out is allowed. direction
+ * GPUFMM_FFT_FORWARD or GPUFMM_FFT_INVERSE.
+ * Errors: INVALID_HANDLE; TYPE_MISMATCH; SIZE_MISMATCH; INVALID_ARGUMENT
+ * (direction; an array of another context; a NaN or Inf input, named with
+ * its index: out is then untouched); OUT_OF_MEMORY; DEVICE. */
+gpufmm_status_t gpufmm_fft_execute(gpufmm_fft_plan_t plan, gpufmm_array_t in, gpufmm_array_t out, int direction);
+
+/* The same with host arrays of N interleaved complex numbers of the plan's
+ * dtype (double[2N] or float[2N]); in == out is allowed. */
+gpufmm_status_t gpufmm_fft_execute_host(gpufmm_fft_plan_t plan, const void* in, void* out, int direction);
+
+/* Parameters, the model and the stage times of the last execute. */
+gpufmm_status_t gpufmm_fft_plan_info(gpufmm_fft_plan_t plan, gpufmm_fft_info_t* info);
+
+/* The name of stage s (GPUFMM_FFT_STAGE_*), "?" when out of range. */
+const char* gpufmm_fft_stage_name(int stage);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -296,5 +296,25 @@ void gemm(Context& ctx, gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64
   }
 }
 
+void gemm_strided_batched(Context& ctx, gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t n,
+                          int64_t k, const void* alpha, const void* A, int64_t lda, int64_t strideA,
+                          const void* B, int64_t ldb, int64_t strideB, const void* beta, void* C, int64_t ldc,
+                          int64_t strideC, int64_t batch) {
+  require(dt == GPUFMM_FLOAT32 || dt == GPUFMM_FLOAT64, GPUFMM_ERROR_TYPE_MISMATCH,
+          "gemm_strided_batched: dtype ", dtype_name(dt), " is not float32 or float64");
+  if (m <= 0 || n <= 0 || batch <= 0) return;
+  DeviceGuard guard(ctx);
+  const cublasOperation_t opa = to_cublas(ta, false), opb = to_cublas(tb, false);
+  cublasHandle_t h = cublas_handle(ctx);
+  if (dt == GPUFMM_FLOAT32)
+    GPUFMM_CUBLAS_CHECK(cublasSgemmStridedBatched_64(h, opa, opb, m, n, k, cp<float>(alpha), cp<float>(A), lda,
+                                                     strideA, cp<float>(B), ldb, strideB, cp<float>(beta),
+                                                     mp<float>(C), ldc, strideC, batch));
+  else
+    GPUFMM_CUBLAS_CHECK(cublasDgemmStridedBatched_64(h, opa, opb, m, n, k, cp<double>(alpha), cp<double>(A), lda,
+                                                     strideA, cp<double>(B), ldb, strideB, cp<double>(beta),
+                                                     mp<double>(C), ldc, strideC, batch));
+}
+
 }  // namespace cuda
 }  // namespace gpufmm

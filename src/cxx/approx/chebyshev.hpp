@@ -1,7 +1,8 @@
 // Barycentric Lagrange interpolation at Chebyshev points of the second kind
 // (papers/001 sec. 2.1, eqs. 4, 6, 7), host+device. The treecode's modified
 // charges and downward interpolation use it (treecode/interp.hpp); the
-// Chebyshev FMM of seed 004 will too.
+// Chebyshev FMM of seed 004 will too. At the end: the Lagrange basis over
+// Chebyshev points of the first kind (papers/002 sec. 4.3, the FMM-FFT).
 //
 // On an interval [c - h, c + h] the n + 1 points are
 //   s_k = c + h cos(pi k / n),  k = 0..n   (n = 0: the single point c)
@@ -97,6 +98,30 @@ GPUFMM_HD_INLINE void lagrange(int n, const T* u, T c, T h, T x, T* L, T* dL) {
   }
   L[j] = wj * iB;
   if (dL) dL[j] = wj * iB * iB * (e * S2 - S1);
+}
+
+// Chebyshev points of the first kind (papers/002 sec. 4.3):
+//   z_j = cos((2j + 1) pi / (2Q)),  j = 0..Q-1,
+// and the Lagrange polynomial l_i over them at z, in the product form
+//   l_i(z) = prod_{k != i} (z - z_k) / (z_i - z_k),
+// exact at the nodes (l_i(z_j) = delta_ij) with no special case; the
+// FMM-FFT builds its operator matrices with it once per plan (Q <= 32).
+template <class T>
+GPUFMM_HD_INLINE T cheb1_node(int Q, int j) {
+  // sin(pi (Q - 1 - 2j) / (2Q)) = cos((2j + 1) pi / (2Q)), odd-symmetric to the last bit.
+  return T(sin(M_PI * double(Q - 1 - 2 * j) / double(2 * Q)));
+}
+
+template <class T>
+GPUFMM_HD_INLINE T cheb1_lagrange(int Q, int i, T z) {
+  const T zi = cheb1_node<T>(Q, i);
+  T v = T(1);
+  for (int k = 0; k < Q; ++k)
+    if (k != i) {
+      const T zk = cheb1_node<T>(Q, k);
+      v *= (z - zk) / (zi - zk);
+    }
+  return v;
 }
 
 }  // namespace approx

@@ -76,6 +76,15 @@ void gemm(gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t 
           const void* alpha, const void* A, int64_t lda, const void* B, int64_t ldb,
           const void* beta, void* C, int64_t ldc);
 void reduce(gpufmm_dtype_t dt, Reduction op, int64_t n, const void* x, void* result);
+// `batch` products C_i = alpha op(A_i) op(B_i) + beta C_i with X_i = X + i
+// strideX (elements; strideB may be 0), real dtypes. The products run in
+// parallel (OpenMP), each split by rows into calls small enough that the
+// BLAS runs them on the calling thread (OpenBLAS threads a GEMM only above
+// m n k = 2^18), so the loop owns the cores.
+void gemm_strided_batched(gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t n, int64_t k,
+                          const void* alpha, const void* A, int64_t lda, int64_t strideA, const void* B,
+                          int64_t ldb, int64_t strideB, const void* beta, void* C, int64_t ldc, int64_t strideC,
+                          int64_t batch);
 }  // namespace cpu
 
 }  // namespace gpufmm

@@ -302,6 +302,29 @@ void gemm(gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t 
   }
 }
 
+void gemm_strided_batched(gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t n, int64_t k,
+                          const void* alpha, const void* A, int64_t lda, int64_t strideA, const void* B,
+                          int64_t ldb, int64_t strideB, const void* beta, void* C, int64_t ldc, int64_t strideC,
+                          int64_t batch) {
+  require(dt == GPUFMM_FLOAT32 || dt == GPUFMM_FLOAT64, GPUFMM_ERROR_TYPE_MISMATCH,
+          "gemm_strided_batched: dtype ", dtype_name(dt), " is not float32 or float64");
+  require(ta == GPUFMM_OP_N, GPUFMM_ERROR_NOT_SUPPORTED, "gemm_strided_batched: op(A) must be N (rows are split)");
+  if (m <= 0 || n <= 0 || batch <= 0) return;
+  const size_t es = dtype_size(dt);
+  const int64_t per = std::max<int64_t>(1, n * std::max<int64_t>(k, 1));
+  const int64_t mc = std::max<int64_t>(8, ((int64_t(1) << 18) - 1) / per / 8 * 8);  // rows per call
+  const int64_t nchunk = (m + mc - 1) / mc;
+  const auto* a = static_cast<const char*>(A);
+  const auto* b = static_cast<const char*>(B);
+  auto* c = static_cast<char*>(C);
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < batch * nchunk; ++t) {
+    const int64_t i = t / nchunk, r0 = (t % nchunk) * mc, rows = std::min(mc, m - r0);
+    gemm(dt, ta, tb, rows, n, k, alpha, a + es * (i * strideA + r0), lda, b + es * i * strideB, ldb, beta,
+         c + es * (i * strideC + r0), ldc);
+  }
+}
+
 void reduce(gpufmm_dtype_t dt, Reduction op, int64_t n, const void* x, void* result) {
   if (op == Reduction::Sum) {
     switch (dt) {

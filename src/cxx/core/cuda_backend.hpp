@@ -47,6 +47,12 @@ void gemm(Context& ctx, gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64
           int64_t k, const void* alpha, const void* A, int64_t lda, const void* B, int64_t ldb,
           const void* beta, void* C, int64_t ldc);
 void reduce(Context& ctx, gpufmm_dtype_t dt, Reduction op, int64_t n, const void* x, void* result);
+// cpu::gemm_strided_batched on the context's stream (cuBLAS; float32 and
+// float64; asynchronous: no synchronization on return).
+void gemm_strided_batched(Context& ctx, gpufmm_dtype_t dt, gpufmm_op_t ta, gpufmm_op_t tb, int64_t m, int64_t n,
+                          int64_t k, const void* alpha, const void* A, int64_t lda, int64_t strideA,
+                          const void* B, int64_t ldb, int64_t strideB, const void* beta, void* C, int64_t ldc,
+                          int64_t strideC, int64_t batch);
 
 }  // namespace cuda
 }  // namespace gpufmm

@@ -79,6 +79,7 @@ const char* handle_kind_name(HandleKind kind) {
     case HandleKind::TreePlan: return "tree";
     case HandleKind::LaplacePlan: return "Laplace plan";
     case HandleKind::TreecodePlan: return "treecode plan";
+    case HandleKind::FftPlan: return "FFT plan";
   }
   return "unknown";
 }

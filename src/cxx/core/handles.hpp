@@ -18,7 +18,7 @@
 
 namespace gpufmm {
 
-enum class HandleKind { Context, Array, TreePlan, LaplacePlan, TreecodePlan };
+enum class HandleKind { Context, Array, TreePlan, LaplacePlan, TreecodePlan, FftPlan };
 
 const char* handle_kind_name(HandleKind kind);
 

@@ -1,0 +1,130 @@
+// C thunks of the FMM-FFT (gpufmm_fft_*; src/cxx/fmmfft/plan.hpp): every
+// argument checked before anything is computed, outputs untouched on error.
+#include <mutex>
+
+#include "array/array.hpp"
+#include "core/context.hpp"
+#include "core/error.hpp"
+#include "core/handles.hpp"
+#include "fmmfft/plan.hpp"
+#include "gpufmm.h"
+
+using namespace gpufmm;
+
+static_assert(GPUFMM_FFT_STAGES == fmmfft::kStages && GPUFMM_FFT_STAGE_S2T == fmmfft::kS2T &&
+                  GPUFMM_FFT_STAGE_FFT_M == fmmfft::kFftM && GPUFMM_FFT_MAX_Q == fmmfft::kMaxQ,
+              "the C stage indices mirror fmmfft::Stage");
+
+namespace {
+
+fmmfft::PlanObject* checked_plan(gpufmm_fft_plan_t p) {
+  return checked_handle<fmmfft::PlanObject>(p, HandleKind::FftPlan, "plan");
+}
+
+fmmfft::Options options(const gpufmm_fft_options_t& c) {
+  fmmfft::Options o;
+  o.n = c.n;
+  o.dtype = checked_dtype(c.dtype, "options field 'dtype'");
+  o.eps = c.eps;
+  o.P = c.p;
+  o.ml = c.ml;
+  o.B = c.b;
+  o.Q = c.q;
+  o.direction = c.direction;
+  o.tune = c.tune;
+  fmmfft::validate(o);
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+gpufmm_status_t gpufmm_fft_options_init(gpufmm_fft_options_t* opt) {
+  return guard("gpufmm_fft_options_init", [&] {
+    require_out(opt, "opt");
+    const fmmfft::Options d;
+    *opt = gpufmm_fft_options_t{};
+    opt->n = d.n;
+    opt->dtype = d.dtype;
+    opt->eps = d.eps;
+    opt->direction = d.direction;
+    opt->tune = d.tune;
+  });
+}
+
+gpufmm_status_t gpufmm_fft_plan_create(gpufmm_context_t ctx, const gpufmm_fft_options_t* opt,
+                                       gpufmm_fft_plan_t* plan) {
+  return guard("gpufmm_fft_plan_create", [&] {
+    Context* c = checked_context(ctx);
+    require_out(plan, "plan");
+    require(opt != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'opt' is NULL (the options carry n)");
+    const fmmfft::Options o = options(*opt);
+    auto h = std::make_unique<fmmfft::PlanObject>();
+    h->plan = fmmfft::plan_create(*c, o);
+    *plan = static_cast<gpufmm_fft_plan_t>(register_handle(h.get(), HandleKind::FftPlan));
+    h.release();
+  });
+}
+
+gpufmm_status_t gpufmm_fft_plan_destroy(gpufmm_fft_plan_t plan) {
+  return guard("gpufmm_fft_plan_destroy", [&] {
+    if (plan == nullptr) return;
+    delete retired_handle<fmmfft::PlanObject>(plan, HandleKind::FftPlan, "plan");
+  });
+}
+
+gpufmm_status_t gpufmm_fft_execute(gpufmm_fft_plan_t plan, gpufmm_array_t in, gpufmm_array_t out, int direction) {
+  return guard("gpufmm_fft_execute", [&] {
+    fmmfft::Plan& P = *checked_plan(plan)->plan;
+    std::lock_guard<std::mutex> lock(P.mutex);
+    require(in != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'in' is NULL");
+    require(out != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'out' is NULL");
+    const void* x = plan_array_data(P.ctx, P.options.dtype, in, P.par.N, "in");
+    void* y = plan_array_data(P.ctx, P.options.dtype, out, P.par.N, "out");
+    fmmfft::execute(P, x, y, direction, true);
+  });
+}
+
+gpufmm_status_t gpufmm_fft_execute_host(gpufmm_fft_plan_t plan, const void* in, void* out, int direction) {
+  return guard("gpufmm_fft_execute_host", [&] {
+    fmmfft::Plan& P = *checked_plan(plan)->plan;
+    std::lock_guard<std::mutex> lock(P.mutex);
+    fmmfft::execute(P, in, out, direction, false);
+  });
+}
+
+gpufmm_status_t gpufmm_fft_plan_info(gpufmm_fft_plan_t plan, gpufmm_fft_info_t* info) {
+  return guard("gpufmm_fft_plan_info", [&] {
+    fmmfft::Plan& P = *checked_plan(plan)->plan;
+    require_out(info, "info");
+    std::lock_guard<std::mutex> lock(P.mutex);
+    gpufmm_fft_info_t r{};
+    r.n = P.par.N;
+    r.m = P.par.M;
+    r.p = P.par.P;
+    r.ml = P.par.ml;
+    r.levels = P.par.L;
+    r.base = P.par.B;
+    r.q = P.par.Q;
+    r.dtype = P.options.dtype;
+    r.backend = P.ctx.on_gpu() ? GPUFMM_BACKEND_CUDA : GPUFMM_BACKEND_CPU;
+    r.eps = P.eps;
+    r.predicted_error = fmmfft::predicted_error(P.par.Q, P.single());
+    r.gamma = P.machine.gamma;
+    r.beta = P.machine.beta;
+    for (int s = 0; s < GPUFMM_FFT_STAGES; ++s) {
+      r.flops[s] = P.predicted.flops[s];
+      r.bytes[s] = P.predicted.bytes[s];
+      r.model[s] = P.predicted.seconds[s];
+      r.time[s] = P.times[s];
+    }
+    r.t_total = P.t_total;
+    r.plan_seconds = P.plan_seconds;
+    *info = r;
+  });
+}
+
+const char* gpufmm_fft_stage_name(int stage) { return fmmfft::stage_name(stage); }
+
+}  // extern "C"

@@ -1,0 +1,392 @@
+// The FMM-FFT on the CPU backend (plan.hpp): the batched GEMMs through BLAS
+// (array/: cpu::gemm_strided_batched), M2L and S2T+POST as OpenMP loops over
+// blocks of 8 FMMs (16 rows: the unit-stride dimension, vectorized), the 2D
+// FFT with FFTW (threads through libfftw3_omp). The operator entries are
+// operators.hpp's, as on the GPU.
+#include <fftw3.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "array/array.hpp"
+#include "core/error.hpp"
+#include "fmmfft/operators.hpp"
+#include "fmmfft/plan.hpp"
+
+namespace gpufmm {
+namespace fmmfft {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// FFTW's planner is not thread-safe: one lock for all plans of the library
+// (and fftw_make_planner_thread_safe for other users in the process).
+std::mutex& planner_mutex() {
+  static std::mutex m;
+  return m;
+}
+void fftw_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    fftw_init_threads();
+    fftwf_init_threads();
+    fftw_make_planner_thread_safe();
+    fftwf_make_planner_thread_safe();
+  });
+}
+
+template <class R>
+struct Fftw;
+template <>
+struct Fftw<double> {
+  using plan = fftw_plan;
+  using cpx = fftw_complex;
+  static plan many(int n, int howmany, cpx* in, int istride, int idist, cpx* out, int ostride, int odist, int sign,
+                   unsigned flags) {
+    fftw_plan_with_nthreads(omp_get_max_threads());
+    return fftw_plan_many_dft(1, &n, howmany, in, nullptr, istride, idist, out, nullptr, ostride, odist, sign, flags);
+  }
+  static void exec(plan p, void* in, void* out) { fftw_execute_dft(p, (cpx*)in, (cpx*)out); }
+  static void destroy(plan p) { fftw_destroy_plan(p); }
+};
+template <>
+struct Fftw<float> {
+  using plan = fftwf_plan;
+  using cpx = fftwf_complex;
+  static plan many(int n, int howmany, cpx* in, int istride, int idist, cpx* out, int ostride, int odist, int sign,
+                   unsigned flags) {
+    fftwf_plan_with_nthreads(omp_get_max_threads());
+    return fftwf_plan_many_dft(1, &n, howmany, in, nullptr, istride, idist, out, nullptr, ostride, odist, sign,
+                               flags);
+  }
+  static void exec(plan p, void* in, void* out) { fftwf_execute_dft(p, (cpx*)in, (cpx*)out); }
+  static void destroy(plan p) { fftwf_destroy_plan(p); }
+};
+
+constexpr int kW = 16;  // rows per block: 8 FMMs, real and imaginary parts
+
+}  // namespace
+
+struct CpuPlan {
+  Context* ctx = nullptr;
+  bool single = false;
+  void* work = nullptr;       // mult | loc | T
+  int64_t nexp = 0;           // reals of mult (and of loc)
+  void* fft_p[2] = {};        // along p, in place on T: [0] forward, [1] inverse
+  void* fft_m[2] = {};        // along m, T -> out (unaligned out allowed)
+  std::vector<float> s2m_f, m2m_f;
+  ~CpuPlan() {
+    for (int d = 0; d < 2; ++d) {
+      std::lock_guard<std::mutex> lock(planner_mutex());
+      if (single) {
+        if (fft_p[d]) fftwf_destroy_plan(fftwf_plan(fft_p[d]));
+        if (fft_m[d]) fftwf_destroy_plan(fftwf_plan(fft_m[d]));
+      } else {
+        if (fft_p[d]) fftw_destroy_plan(fftw_plan(fft_p[d]));
+        if (fft_m[d]) fftw_destroy_plan(fftw_plan(fft_m[d]));
+      }
+    }
+    if (work) backend_free(*ctx, work);
+  }
+};
+
+void CpuPlanDeleter::operator()(CpuPlan* g) const { delete g; }
+
+namespace {
+
+template <class R>
+struct Stages {
+  Plan& p;
+  const R* x;   // input (interleaved complex)
+  R* mult;
+  R* loc;
+  R* T;
+  const R* s2m;
+  const R* m2m;
+  gpufmm_dtype_t dt = sizeof(R) == 4 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+
+  int64_t R_() const { return p.rows(); }
+  R* mult_at(int l) const { return mult + p.level_offset[l - p.par.B]; }
+  R* loc_at(int l) const { return loc + p.level_offset[l - p.par.B]; }
+
+  void gemm(gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* B,
+            int64_t ldb, R beta, R* C, int64_t ldc, int64_t sC, int64_t batch) const {
+    const R one = 1;
+    cpu::gemm_strided_batched(dt, GPUFMM_OP_N, tb, m, n, k, &one, A, lda, sA, B, ldb, 0, &beta, C, ldc, sC, batch);
+  }
+
+  void s2m_stage() const {
+    const int64_t P = p.par.P, Q = p.par.Q, ml = p.par.ml, Rr = R_();
+    gemm(GPUFMM_OP_T, Rr, Q, ml, x + 2, 2 * P, 2 * P * ml, s2m, Q, R(0), mult_at(p.par.L), Rr, Rr * Q,
+         int64_t(1) << p.par.L);
+  }
+  void m2m_stage() const {
+    const int64_t Q = p.par.Q, Rr = R_();
+    for (int l = p.par.L - 1; l >= p.par.B; --l)
+      gemm(GPUFMM_OP_T, Rr, Q, 2 * Q, mult_at(l + 1), Rr, Rr * 2 * Q, m2m, Q, R(0), mult_at(l), Rr, Rr * Q,
+           int64_t(1) << l);
+  }
+  void l2l_stage() const {
+    const int64_t Q = p.par.Q, Rr = R_();
+    for (int l = p.par.B; l < p.par.L; ++l)
+      gemm(GPUFMM_OP_N, Rr, 2 * Q, Q, loc_at(l), Rr, Rr * Q, m2m, Q, R(1), loc_at(l + 1), Rr, Rr * 2 * Q,
+           int64_t(1) << l);
+  }
+  void l2t_stage() const {
+    const int64_t P = p.par.P, Q = p.par.Q, ml = p.par.ml, Rr = R_();
+    gemm(GPUFMM_OP_N, Rr, ml, Q, loc_at(p.par.L), Rr, Rr * Q, s2m, Q, R(0), T + 2, 2 * P, 2 * P * ml,
+         int64_t(1) << p.par.L);
+  }
+
+  // M2L of level l: base (every box s = 2..2^B-2 away, cyclic) or a level
+  // below it (s in {-2, 2, 3} for even boxes, {-3, -2, 2} for odd ones).
+  void m2l_level(int l, bool base) const {
+    const int Q = p.par.Q;
+    const int64_t Rr = R_(), nb = int64_t(1) << l, nblk = (Rr + kW - 1) / kW;
+    const int ns = base ? int(nb) - 3 : 4;
+    if (ns <= 0) return;
+    auto s_of = [&](int idx) { return base ? idx + 2 : (idx < 2 ? idx - 3 : idx); };  // {-3,-2,2,3}
+    const int64_t chunk = 64, nch = (nb + chunk - 1) / chunk;
+    const R* M = mult_at(l);
+    R* Lc = loc_at(l);
+#pragma omp parallel
+    {
+      std::vector<R> K(size_t(ns) * Q * Q * kW);
+      std::vector<R> acc(size_t(Q) * kW);
+#pragma omp for schedule(dynamic)
+      for (int64_t t = 0; t < nblk * nch; ++t) {
+        const int64_t r0 = (t / nch) * kW, w = std::min<int64_t>(kW, Rr - r0);
+        const int64_t b0 = (t % nch) * chunk, b1 = std::min(nb, b0 + chunk);
+        for (int si = 0; si < ns; ++si)
+          for (int i = 0; i < Q; ++i)
+            for (int j = 0; j < Q; ++j)
+              for (int64_t r = 0; r < kW; ++r)
+                K[((size_t(si) * Q + i) * Q + j) * kW + r] =
+                    r < w ? R(m2l_entry(p.par.N, l, (r0 + r) / 2 + 1, p.z[i], p.z[j], s_of(si))) : R(0);
+        for (int64_t b = b0; b < b1; ++b) {
+          std::fill(acc.begin(), acc.end(), R(0));
+          for (int si = 0; si < ns; ++si) {
+            const int s = s_of(si);
+            if (!base && (b & 1 ? s == 3 : s == -3)) continue;
+            const R* src = M + r0 + Rr * Q * ((b + s + nb) % nb);
+            for (int j = 0; j < Q; ++j) {
+              R m[kW] = {};
+              for (int64_t r = 0; r < w; ++r) m[r] = src[Rr * j + r];
+              for (int i = 0; i < Q; ++i) {
+                const R* k = &K[((size_t(si) * Q + i) * Q + j) * kW];
+                R* a = &acc[size_t(i) * kW];
+                for (int r = 0; r < kW; ++r) a[r] += k[r] * m[r];
+              }
+            }
+          }
+          for (int i = 0; i < Q; ++i)
+            for (int64_t r = 0; r < w; ++r) Lc[r0 + r + Rr * (i + int64_t(Q) * b)] = acc[size_t(i) * kW + r];
+        }
+      }
+    }
+  }
+  void m2l_stage() const {
+    for (int l = p.par.B + 1; l <= p.par.L; ++l) m2l_level(l, false);
+  }
+  void m2lb_stage() const { m2l_level(p.par.B, true); }
+
+  // r_p = sum over q, b of mult^B (double sums), rows of the FMMs.
+  void reduce_stage(std::vector<double>& r) const {
+    const int64_t Rr = R_(), cols = int64_t(p.par.Q) << p.par.B;
+    const R* M = mult_at(p.par.B);
+    r.assign(size_t(Rr), 0.0);
+#pragma omp parallel for schedule(static)
+    for (int64_t row = 0; row < Rr; ++row) {
+      double s = 0;
+      for (int64_t c = 0; c < cols; ++c) s += double(M[row + Rr * c]);
+      r[size_t(row)] = s;
+    }
+  }
+
+  // T_p = rho_p (T_p + S2T x_p - sign i r_p) for p >= 1, T_0 = x_0, over
+  // blocks of 8 FMMs (rows) and chunks of leaves.
+  void s2t_stage(const std::vector<double>& red, int sign) const {
+    const int64_t P = p.par.P, ml = p.par.ml, M = p.par.M, nb = int64_t(1) << p.par.L;
+    const int64_t rows = 2 * P, nblk = (rows + kW - 1) / kW, nk = 4 * ml - 1;  // k = -(2ml-1)..2ml-1
+    const int64_t chunk = std::max<int64_t>(1, 4096 / ml), nch = (nb + chunk - 1) / chunk;
+#pragma omp parallel
+    {
+      std::vector<R> K(size_t(nk) * kW);
+      std::vector<double> rho(kW), ir(kW);
+#pragma omp for schedule(dynamic)
+      for (int64_t t = 0; t < nblk * nch; ++t) {
+        const int64_t r0 = (t / nch) * kW, w = std::min<int64_t>(kW, rows - r0);
+        const int64_t b0 = (t % nch) * chunk, b1 = std::min(nb, b0 + chunk);
+        for (int64_t r = 0; r < kW; ++r) {
+          const int64_t pp = (r0 + r) / 2;
+          const bool fmm = r < w && pp >= 1;
+          for (int64_t k = 0; k < nk; ++k) K[size_t(k) * kW + r] = fmm ? R(s2t_entry(p.par.N, P, pp, k - (2 * ml - 1))) : R(0);
+          if (fmm) {
+            const Rho f = post_factor(P, M, pp, sign);
+            rho[r] = (r & 1) ? f.im : f.re;  // the pair (re, im) of rho_p, per row
+            ir[r] = red[size_t(r0 + r - 2)];
+          }
+        }
+        for (int64_t b = b0; b < b1; ++b)
+          for (int64_t i = 0; i < ml; ++i) {
+            R* out = T + 2 * P * (i + ml * b) + r0;
+            R acc[kW];
+            for (int r = 0; r < kW; ++r) acc[r] = (r < w && (r0 + r) >= 2) ? out[r] : R(0);
+            for (int64_t j = -ml; j < 2 * ml; ++j) {
+              const int64_t jj = ((j + ml * b) % M + M) % M;
+              const R* xv = x + 2 * P * jj + r0;
+              const R* k = &K[size_t(j - i + 2 * ml - 1) * kW];
+              if (w == kW) {
+                for (int r = 0; r < kW; ++r) acc[r] += k[r] * xv[r];
+              } else {
+                for (int64_t r = 0; r < w; ++r) acc[r] += k[r] * xv[r];
+              }
+            }
+            const R* xi = x + 2 * P * (i + ml * b) + r0;
+            for (int64_t r = 0; r < w; r += 2) {
+              if (r0 + r == 0) {  // p = 0: C_0 is the identity
+                out[0] = xi[0];
+                out[1] = xi[1];
+                continue;
+              }
+              // (re + i im) with im -= sign r_re, re += sign r_im: T - sign i r.
+              const double re = double(acc[r]) + sign * ir[r + 1], im = double(acc[r + 1]) - sign * ir[r];
+              out[r] = R(rho[r] * re - rho[r + 1] * im);
+              out[r + 1] = R(rho[r] * im + rho[r + 1] * re);
+            }
+          }
+      }
+    }
+  }
+};
+
+// Index of the first NaN or Inf among n reals, or -1.
+template <class R>
+int64_t first_nonfinite(const R* x, int64_t n) {
+  int64_t first = n;
+#pragma omp parallel for reduction(min : first) schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i]) && i < first) first = i;
+  return first == n ? -1 : first;
+}
+
+template <class R>
+void setup_t(Plan& p) {
+  using F = Fftw<R>;
+  auto g = std::unique_ptr<CpuPlan, CpuPlanDeleter>(new CpuPlan);
+  g->ctx = &p.ctx;
+  g->single = sizeof(R) == 4;
+  const int64_t N = p.par.N, P = p.par.P, M = p.par.M;
+  g->nexp = p.level_offset.back();
+  const size_t bytes = sizeof(R) * size_t(2 * g->nexp + 2 * N);
+  g->work = backend_alloc(p.ctx, bytes, "FMM-FFT workspace (expansions and the FMM output)");
+  require(P <= INT32_MAX && M <= INT32_MAX, GPUFMM_ERROR_NOT_SUPPORTED, "n = ", N, " is too large for FFTW's int sizes");
+  R* T = static_cast<R*>(g->work) + 2 * g->nexp;
+  std::vector<R> probe(2 * size_t(N) + 2);  // an unaligned output for the planner (FFTW_UNALIGNED plans)
+  {
+    fftw_once();
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    for (int d = 0; d < 2; ++d) {
+      const int sign = d == 0 ? -1 : 1;
+      if (p.options.direction != 0 && p.options.direction != sign) continue;
+      auto* t = reinterpret_cast<typename F::cpx*>(T);
+      auto* o = reinterpret_cast<typename F::cpx*>(probe.data() + 1);
+      g->fft_p[d] = (void*)F::many(int(P), int(M), t, 1, int(P), t, 1, int(P), sign, FFTW_ESTIMATE);
+      g->fft_m[d] = (void*)F::many(int(M), int(P), t, int(P), 1, o, 1, int(M), sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
+      require(g->fft_p[d] && g->fft_m[d], GPUFMM_ERROR_INTERNAL, "FFTW could not plan the M x P 2D FFT");
+    }
+  }
+  p.cpu = std::move(g);
+}
+
+template <class R>
+void execute_t(Plan& p, const void* in, void* out, int sign, int last) {
+  using F = Fftw<R>;
+  CpuPlan& g = *p.cpu;
+  const int64_t N = p.par.N;
+  const R* x = static_cast<const R*>(in);
+  const int64_t bad = first_nonfinite(x, 2 * N);
+  require(bad < 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in': element ", bad / 2, " has a NaN or Inf ",
+          bad % 2 ? "imaginary" : "real", " part");
+  std::vector<R> s2m(p.s2m.begin(), p.s2m.end()), m2m(p.m2m.begin(), p.m2m.end());
+  R* mult = static_cast<R*>(g.work);
+  Stages<R> st{p, x, mult, mult + g.nexp, mult + 2 * g.nexp, s2m.data(), m2m.data()};
+  std::vector<double> red;
+  auto timed = [&](int s, auto&& f) {
+    if (s > last) return;
+    const auto t0 = Clock::now();
+    f();
+    p.times[s] = since(t0);
+  };
+  timed(kS2M, [&] { st.s2m_stage(); });
+  timed(kM2M, [&] { st.m2m_stage(); });
+  timed(kM2L, [&] { st.m2l_stage(); });
+  timed(kM2LB, [&] { st.m2lb_stage(); });
+  timed(kReduce, [&] { st.reduce_stage(red); });
+  timed(kL2L, [&] { st.l2l_stage(); });
+  timed(kL2T, [&] { st.l2t_stage(); });
+  timed(kS2T, [&] { st.s2t_stage(red, sign); });
+  const int d = sign < 0 ? 0 : 1;
+  timed(kFftP, [&] { F::exec(typename F::plan(g.fft_p[d]), st.T, st.T); });
+  timed(kFftM, [&] { F::exec(typename F::plan(g.fft_m[d]), st.T, out); });
+}
+
+}  // namespace
+
+namespace detail {
+
+void setup_cpu(Plan& p) {
+  if (p.single())
+    setup_t<float>(p);
+  else
+    setup_t<double>(p);
+}
+
+void execute_cpu(Plan& p, const void* in, void* out, int sign, int last) {
+  if (p.single())
+    execute_t<float>(p, in, out, sign, last);
+  else
+    execute_t<double>(p, in, out, sign, last);
+}
+
+CpuWorkspace cpu_workspace(const Plan& p) {
+  const size_t es = p.real_bytes();
+  const char* w = static_cast<const char*>(p.cpu->work);
+  return CpuWorkspace{w, w + es * p.cpu->nexp, w + 2 * es * p.cpu->nexp};
+}
+
+// gamma: a 512^3 GEMM on all threads; beta: a 64 MiB copy (read + write).
+Machine calibrate_cpu(bool single) {
+  const int n = 512;
+  const gpufmm_dtype_t dt = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+  const size_t es = single ? 4 : 8;
+  std::vector<char> a(es * n * n, 0), c(es * n * n, 0);
+  const double one = 1, zero = 0;
+  const float onef = 1, zerof = 0;
+  const void* al = single ? (const void*)&onef : (const void*)&one;
+  const void* be = single ? (const void*)&zerof : (const void*)&zero;
+  cpu::gemm(dt, GPUFMM_OP_N, GPUFMM_OP_N, n, n, n, al, a.data(), n, a.data(), n, be, c.data(), n);  // warm-up
+  auto t0 = Clock::now();
+  cpu::gemm(dt, GPUFMM_OP_N, GPUFMM_OP_N, n, n, n, al, a.data(), n, a.data(), n, be, c.data(), n);
+  Machine m;
+  m.gamma = 2.0 * n * n * n / std::max(since(t0), 1e-6);
+  const size_t bytes = size_t(64) << 20;
+  std::vector<char> s(bytes, 1), d(bytes, 0);
+  t0 = Clock::now();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(bytes); i += 4096) std::memcpy(&d[i], &s[i], std::min<size_t>(4096, bytes - i));
+  m.beta = 2.0 * bytes / std::max(since(t0), 1e-6);
+  return m;
+}
+
+}  // namespace detail
+
+}  // namespace fmmfft
+}  // namespace gpufmm

@@ -1,0 +1,151 @@
+// The FMM-FFT plan (plan.hpp): parameters, operator matrices, backend
+// set-up, and the execute entry that dispatches to a backend.
+#include "fmmfft/plan.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "approx/chebyshev.hpp"
+#include "core/error.hpp"
+#include "fmmfft/operators.hpp"
+
+namespace gpufmm {
+namespace fmmfft {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The roofline of the context's backend and precision, measured once per
+// process (and device), then cached.
+Machine machine_of(Context& ctx, bool single) {
+  static std::mutex mu;
+  static std::map<std::pair<int, bool>, Machine> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(ctx.on_gpu() ? ctx.device : -1, single);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+#ifdef GPUFMM_HAVE_CUDA
+  const Machine m = ctx.on_gpu() ? detail::calibrate_cuda(ctx, single) : detail::calibrate_cpu(single);
+#else
+  const Machine m = detail::calibrate_cpu(single);
+#endif
+  cache[key] = m;
+  return m;
+}
+
+void build_operators(Plan& p) {
+  const int Q = p.par.Q, ml = p.par.ml;
+  p.z.resize(Q);
+  for (int j = 0; j < Q; ++j) p.z[j] = approx::cheb1_node<double>(Q, j);
+  p.s2m.resize(size_t(Q) * ml);
+  for (int m = 0; m < ml; ++m)
+    for (int q = 0; q < Q; ++q) p.s2m[q + size_t(Q) * m] = approx::cheb1_lagrange<double>(Q, q, leaf_point(ml, m));
+  p.m2m.resize(size_t(Q) * 2 * Q);
+  for (int k = 0; k < 2 * Q; ++k) {
+    // Children's nodes in the parent's [-1, 1]: left (z - 1) / 2, right (z + 1) / 2.
+    const double zc = k < Q ? (p.z[k] - 1) / 2 : (p.z[k - Q] + 1) / 2;
+    for (int q = 0; q < Q; ++q) p.m2m[q + size_t(Q) * k] = approx::cheb1_lagrange<double>(Q, q, zc);
+  }
+  p.level_offset.resize(p.par.L - p.par.B + 2);
+  int64_t off = 0;
+  for (int l = p.par.B; l <= p.par.L + 1; ++l) {
+    p.level_offset[l - p.par.B] = off;
+    if (l <= p.par.L) off += p.rows() * Q * (int64_t(1) << l);
+  }
+}
+
+void setup_backend(Plan& p) {
+#ifdef GPUFMM_HAVE_CUDA
+  if (p.ctx.on_gpu()) return detail::setup_cuda(p);
+#endif
+  detail::setup_cpu(p);
+}
+
+std::unique_ptr<Plan> make_plan(Context& ctx, const Options& o, const Params& par, const Machine& m, double eps) {
+  auto p = std::make_unique<Plan>(ctx, o);
+  p->par = par;
+  p->machine = m;
+  p->eps = eps;
+  p->predicted = model(par, p->real_bytes(), m);
+  build_operators(*p);
+  setup_backend(*p);
+  return p;
+}
+
+}  // namespace
+
+#ifndef GPUFMM_HAVE_CUDA
+void CudaPlanDeleter::operator()(CudaPlan*) const {}  // no CUDA plan without CUDA
+#endif
+
+Plan::~Plan() {
+  gpu.reset();
+  cpu.reset();
+  ctx.children.fetch_sub(1);
+}
+
+std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o) {
+  const auto t0 = Clock::now();
+  validate(o);
+  check_size(o.n);
+  const bool single = o.dtype == GPUFMM_COMPLEX64;
+  const double eps = o.eps > 0 ? o.eps : default_eps(single);
+  const int Q = o.Q > 0 ? o.Q : order_for(eps, single);
+  const Machine m = machine_of(ctx, single);
+  const bool fixed = o.P != 0 && o.B != 0;
+  const size_t keep = fixed ? 1 : size_t(std::max(o.tune, 1));
+  const std::vector<Params> cand = candidates(o, Q, m, single ? 4 : 8, keep);
+  std::unique_ptr<Plan> best;
+  if (o.tune > 0 && cand.size() > 1) {
+    // Time the best-predicted few on random input; keep the fastest.
+    std::vector<double> x(2 * size_t(o.n));
+    std::mt19937_64 rng(12345);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto& v : x) v = u(rng);
+    std::vector<float> xf(single ? x.size() : 0);
+    for (size_t i = 0; i < xf.size(); ++i) xf[i] = float(x[i]);
+    const void* in = single ? static_cast<const void*>(xf.data()) : static_cast<const void*>(x.data());
+    std::vector<double> out(x.size());
+    const int sign = o.direction == 1 ? 1 : -1;
+    double best_t = 0;
+    for (const Params& par : cand) {
+      auto p = make_plan(ctx, o, par, m, eps);
+      execute(*p, in, out.data(), sign, false);  // warm-up
+      const auto t1 = Clock::now();
+      execute(*p, in, out.data(), sign, false);
+      const double t = since(t1);
+      if (!best || t < best_t) best = std::move(p), best_t = t;
+    }
+  } else {
+    best = make_plan(ctx, o, cand.front(), m, eps);
+  }
+  best->plan_seconds = since(t0);
+  return best;
+}
+
+void execute(Plan& p, const void* in, void* out, int sign, bool on_context) {
+  require(sign == -1 || sign == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'direction' = ", sign,
+          " is not GPUFMM_FFT_FORWARD (-1) or GPUFMM_FFT_INVERSE (+1)");
+  require(p.options.direction == 0 || p.options.direction == sign, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "argument 'direction' = ", sign, ": the plan was made for direction ", p.options.direction, " only");
+  require(in != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in' is NULL");
+  require(out != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'out' is NULL");
+  const auto t0 = Clock::now();
+#ifdef GPUFMM_HAVE_CUDA
+  if (p.ctx.on_gpu()) {
+    detail::execute_cuda(p, in, out, sign, on_context);
+    p.t_total = since(t0);
+    return;
+  }
+#endif
+  (void)on_context;  // host memory is the CPU backend's memory
+  detail::execute_cpu(p, in, out, sign);
+  p.t_total = since(t0);
+}
+
+}  // namespace fmmfft
+}  // namespace gpufmm

@@ -1,0 +1,183 @@
+// The FMM-accelerated FFT (papers/002; issue 17): options, the parameters
+// and their model, and the plan of gpufmm_fft_plan_t, shared by the OpenMP
+// stages (execute_cpu.cpp) and the CUDA ones (src/cuda/fmmfft/). The user
+// guide is docs/fmmfft.md.
+//
+// ===========================================================================
+// Method (eq. 2: F_N = F_{M,P} H^_{M,P}, N = P M, M = M_L 2^L)
+// ===========================================================================
+// With x_p[n] = x[p + P n] and X[k1 + M k2] (k1 < M, k2 < P),
+//   X[k1 + M k2] = sum_p w_P^{p k2} (F_M z_p)[k1],  z_0 = x_0,
+//   z_p = C_p x_p,  [C_p]_{mn} = rho_p (cot(pi/M (n - m) + pi p/N) + i)
+// (forward; the inverse conjugates rho_p and i). The P - 1 products C~_p x_p
+// are periodic 1D FMMs (operators.hpp), then POST makes z_p, and an M x P
+// 2D FFT (FFTW / cuFFT) gives X in natural order.
+//
+// ===========================================================================
+// Data layout (sec. 4.1-4.2; reals, complex numbers interleaved)
+// ===========================================================================
+// The input x is S_{pmb} (p fastest): x[p + P (m + M_L b)]. Row r = c + 2p
+// (c: real or imaginary part) of FMM p is the unit-stride dimension of
+// every tensor; R = 2 (P - 1) rows take part in the FMMs (p >= 1).
+//   Multipoles  mult[off[l] + r' + R (q + Q b)], r' = r - 2, q < Q, b < 2^l
+//   Locals      loc [off[l] + ...]                same shape, l = B..L
+//   T           the FMM output in the input's layout (N complex), then the
+//               2D FFT: along p in place (M transforms of length P), then
+//               along m from T into the output (P transforms of length M,
+//               input stride P, output stride 1: natural order).
+// Stage order of one execute (the far field first, so that the near field
+// adds to it and applies POST in the same pass over T):
+//   S2M   mult^L = S2M x                      strided batched GEMM (2^L)
+//   M2M   mult^l = M2M mult^{l+1}, l = L-1..B  one batched GEMM per level
+//   M2L   loc^l = sum_s K^l_s mult^l(b+s), l = B+1..L (s in {-2,2,3} for
+//         even b, {-3,-2,2} for odd b), entries computed on the fly
+//   M2L-B loc^B from every non-neighbour box of the base level (cyclic)
+//   REDUCE r_p = sum of mult^B of FMM p (= sum of x_p: S2M, M2M keep sums)
+//   L2L   loc^{l+1} += L2L loc^l, l = B..L-1   one batched GEMM per level
+//   L2T   T_p = L2T loc^L (p >= 1)             strided batched GEMM
+//   S2T   T_p = rho_p (T_p + S2T x_p - sign i r_p) (p >= 1), T_0 = x_0:
+//         the Toeplitz near field of three leaves and POST fused
+//   FFT-P, FFT-M  the 2D FFT
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/gpufmm_types.h"
+
+namespace gpufmm {
+namespace fmmfft {
+
+constexpr int kMaxQ = 24;       // expansion order Q: 2..kMaxQ
+constexpr int64_t kMinN = 8;    // N = P M_L 2^L with P >= 2, M_L >= 1, L >= 2
+
+enum Stage : int { kS2M, kM2M, kM2L, kM2LB, kReduce, kL2L, kL2T, kS2T, kFftP, kFftM, kStages };
+const char* stage_name(int s);
+
+struct Options {
+  int64_t n = 0;
+  gpufmm_dtype_t dtype = GPUFMM_COMPLEX128;
+  double eps = 0;      // 0: the precision's default
+  int P = 0, ml = 0;   // 0: from the model (set both or neither)
+  int B = 0;           // 0: from the model
+  int Q = 0;           // 0: from eps
+  int direction = 0;   // 0: both; -1 forward only; +1 inverse only
+  int tune = 0;        // time this many best-predicted candidates (0: model only)
+};
+
+// Throws INVALID_ARGUMENT naming the field (as gpufmm_fft_options_t names it).
+void validate(const Options& o);
+
+struct Params {
+  int64_t N = 0, M = 0;
+  int P = 0, ml = 0, L = 0, B = 0, Q = 0;
+};
+
+// The roofline of one backend (sec. 5.4): gamma flop/s of a batched GEMM
+// of the precision, beta bytes/s of a stream copy; measured once per
+// process and device (calibrate), cached.
+struct Machine {
+  double gamma = 0, beta = 0;
+};
+
+// Flops, bytes moved and the model time (eq. 3) of each stage.
+struct Model {
+  double flops[kStages] = {}, bytes[kStages] = {}, seconds[kStages] = {};
+  double total = 0;
+};
+Model model(const Params& p, int real_bytes, const Machine& m);
+
+// eps -> Q (the measured table of params.cpp) and the predicted error.
+int order_for(double eps, bool single);
+double predicted_error(int Q, bool single);
+double default_eps(bool single);
+
+// Throws INVALID_ARGUMENT for an N the factorization does not admit, the
+// message naming the nearest admitted sizes.
+void check_size(int64_t n);
+// Every (P, M_L, L, B) for N with the given Q, best predicted first (at most
+// `keep`); or the one set by the options (checked).
+std::vector<Params> candidates(const Options& o, int Q, const Machine& m, int real_bytes, size_t keep);
+
+struct CudaPlan;  // src/cuda/fmmfft (GPU contexts)
+struct CudaPlanDeleter {
+  void operator()(CudaPlan* g) const;
+};
+struct CpuPlan;   // execute_cpu.cpp (FFTW plans, workspace)
+struct CpuPlanDeleter {
+  void operator()(CpuPlan* g) const;
+};
+
+class Plan {
+ public:
+  Plan(Context& c, const Options& o) : ctx(c), options(o) { ctx.children.fetch_add(1); }
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  Context& ctx;
+  Options options;
+  Params par;
+  Machine machine;
+  Model predicted;
+  double eps = 0;  // the eps the plan meets (options or default)
+  bool single() const { return options.dtype == GPUFMM_COMPLEX64; }
+  int real_bytes() const { return single() ? 4 : 8; }
+  int64_t rows() const { return 2 * int64_t(par.P - 1); }  // R
+
+  // Operator matrices, column-major doubles (the float plan rounds them):
+  // s2m Q x M_L (S2M_{qm} = l_q(s_m)), m2m Q x 2Q ([M2M^- M2M^+]).
+  std::vector<double> s2m, m2m;
+  std::vector<double> z;               // the Q first-kind nodes
+  std::vector<int64_t> level_offset;   // reals before level l of mult / loc, l = B..L+1 (index l - B)
+
+  double times[kStages] = {};  // last execute (seconds)
+  double t_total = 0, plan_seconds = 0;
+  std::mutex mutex;
+  std::unique_ptr<CpuPlan, CpuPlanDeleter> cpu;
+  std::unique_ptr<CudaPlan, CudaPlanDeleter> gpu;
+};
+
+// Builds a plan: parameters (model, optional timing of the best few),
+// operators, backend set-up (FFT plans, workspace).
+std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o);
+
+// One transform. in/out: N interleaved complex numbers of the plan's dtype,
+// in host memory (on_context false) or the context's memory (true); may be
+// the same buffer. sign -1 forward, +1 inverse (unnormalized).
+void execute(Plan& p, const void* in, void* out, int sign, bool on_context);
+
+namespace detail {
+void setup_cpu(Plan& p);
+// Runs the stages up to and including `last` (the stage tests stop early
+// and read the workspace: multipoles, locals, T, of the plan's precision).
+void execute_cpu(Plan& p, const void* in, void* out, int sign, int last = kStages - 1);
+struct CpuWorkspace {
+  const void *mult, *loc, *T;
+};
+CpuWorkspace cpu_workspace(const Plan& p);
+Machine calibrate_cpu(bool single);
+#ifdef GPUFMM_HAVE_CUDA
+void setup_cuda(Plan& p);
+void execute_cuda(Plan& p, const void* in, void* out, int sign, bool on_context);
+Machine calibrate_cuda(Context& ctx, bool single);
+#endif
+}  // namespace detail
+
+}  // namespace fmmfft
+}  // namespace gpufmm
+
+struct gpufmm_fft_plan_s;  // a handle: an id (core/handles.hpp)
+
+namespace gpufmm {
+namespace fmmfft {
+// The object behind gpufmm_fft_plan_t.
+struct PlanObject {
+  std::unique_ptr<Plan> plan;
+};
+}  // namespace fmmfft
+}  // namespace gpufmm
