@@ -150,9 +150,12 @@ struct Stages {
   void m2l_level(int l, bool base) const {
     const int Q = p.par.Q;
     const int64_t Rr = R_(), nb = int64_t(1) << l, nblk = (Rr + kW - 1) / kW;
-    const int ns = base ? int(nb) - 3 : 4;
+    const int ns = m2l_count(l, base);
     if (ns <= 0) return;
-    auto s_of = [&](int idx) { return base ? idx + 2 : (idx < 2 ? idx - 3 : idx); };  // {-3,-2,2,3}
+    std::vector<double> cotA(size_t(ns) * Q * Q);  // cot A per (s, i, j): the level's part of the entries
+    for (int si = 0; si < ns; ++si)
+      for (int i = 0; i < Q; ++i)
+        for (int j = 0; j < Q; ++j) cotA[(size_t(si) * Q + i) * Q + j] = m2l_cot(l, p.z[i], p.z[j], m2l_offset(si, base));
     const int64_t chunk = 64, nch = (nb + chunk - 1) / chunk;
     const R* M = mult_at(l);
     R* Lc = loc_at(l);
@@ -164,17 +167,15 @@ struct Stages {
       for (int64_t t = 0; t < nblk * nch; ++t) {
         const int64_t r0 = (t / nch) * kW, w = std::min<int64_t>(kW, Rr - r0);
         const int64_t b0 = (t % nch) * chunk, b1 = std::min(nb, b0 + chunk);
-        for (int si = 0; si < ns; ++si)
-          for (int i = 0; i < Q; ++i)
-            for (int j = 0; j < Q; ++j)
-              for (int64_t r = 0; r < kW; ++r)
-                K[((size_t(si) * Q + i) * Q + j) * kW + r] =
-                    r < w ? R(m2l_entry(p.par.N, l, (r0 + r) / 2 + 1, p.z[i], p.z[j], s_of(si))) : R(0);
+        for (int64_t r = 0; r < kW; ++r) {
+          const double tb = r < w ? shift_tan(p.par.N, (r0 + r) / 2 + 1) : 0.0;
+          for (size_t e = 0; e < cotA.size(); ++e) K[e * kW + r] = r < w ? R(m2l_shifted(cotA[e], tb)) : R(0);
+        }
         for (int64_t b = b0; b < b1; ++b) {
           std::fill(acc.begin(), acc.end(), R(0));
           for (int si = 0; si < ns; ++si) {
-            const int s = s_of(si);
-            if (!base && (b & 1 ? s == 3 : s == -3)) continue;
+            const int s = m2l_offset(si, base);
+            if (!m2l_applies(s, b, base)) continue;
             const R* src = M + r0 + Rr * Q * ((b + s + nb) % nb);
             for (int j = 0; j < Q; ++j) {
               R m[kW] = {};

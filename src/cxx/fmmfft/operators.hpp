@@ -36,14 +36,24 @@ GPUFMM_HD_INLINE double s2t_entry(int64_t N, int64_t P, int64_t p, int64_t k) {
 
 // The M2L entry of level l between target node i and source node j of
 // boxes s apart, for FMM p (1-based: p = 1..P-1) (sec. 4.7):
-//   cot(pi / 2^l ((z_j - z_i) / 2 + s) + pi p / N),
-// written as cot(pi x), x = ((z_j - z_i)/2 + s) / 2^l + p / N reduced to
-// (-1/2, 1/2] (the kernel's period is 1 in x).
-GPUFMM_HD_INLINE double m2l_entry(int64_t N, int level, int64_t p, double zi, double zj, int s) {
-  double x = ((zj - zi) * 0.5 + double(s)) / double(int64_t(1) << level) + double(p) / double(N);
-  x -= rint(x);
+//   cot(A + a),  A = pi / 2^l ((z_j - z_i) / 2 + s),  a = pi p / N,
+// as cot(A + a) = (cot A - tan a) / (1 + cot A tan a): cot A depends on the
+// level only (a table of ns Q^2 per level), tan a on p only. Far boxes keep
+// |cot A tan a| < 1 / M_L, so the form loses nothing.
+GPUFMM_HD_INLINE double m2l_cot(int level, double zi, double zj, int s) {
+  double x = ((zj - zi) * 0.5 + double(s)) / double(int64_t(1) << level);
+  x -= rint(x);  // cot(pi x) has period 1
   return cot_pi(x);
 }
+GPUFMM_HD_INLINE double shift_tan(int64_t N, int64_t p) { return tan(M_PI * double(p) / double(N)); }
+GPUFMM_HD_INLINE double m2l_shifted(double cot_a, double tan_b) { return (cot_a - tan_b) / (1.0 + cot_a * tan_b); }
+
+// The M2L box offsets s of level l (sec. 4.7), index si = 0..m2l_count-1:
+// the base level B interacts with every box 2..2^B-2 away (cyclic); a level
+// below it with {-3, -2, 2, 3} (s = -3 for odd boxes only, 3 for even ones).
+GPUFMM_HD_INLINE int m2l_count(int level, bool base) { return base ? (1 << level) - 3 : 4; }
+GPUFMM_HD_INLINE int m2l_offset(int si, bool base) { return base ? si + 2 : (si < 2 ? si - 3 : si); }
+GPUFMM_HD_INLINE bool m2l_applies(int s, int64_t b, bool base) { return base || (b & 1 ? s != 3 : s != -3); }
 
 // The POST factor rho_p = exp(sign i pi p / P) sin(pi p / P) / M of FMM p
 // (sec. 3): sign -1 for the forward transform, +1 for the inverse (whose

@@ -19,7 +19,7 @@ namespace {
 
 // Achieved relative L2 error of the whole transform against FFTW, per Q
 // (index Q; 0 and 1 unused), the largest over N = 2^12 .. 2^20 and
-// 3 2^15 with (P, M_L, B) from (4, 256, 3) to (1024, 8, 2), both
+// 3 2^15 with (P, M_L, B) from (8, 128, 3) to (1024, 8, 2), both
 // directions, uniform random input in [-1, 1]^2 (printed by tests/cxx/
 // test_fmmfft_calibration_long.cpp on the CPU backend). Float stops at its
 // rounding floor.
@@ -75,10 +75,10 @@ void validate(const Options& o) {
 }
 
 // The factorizations considered: P <= 2^16 (flatter 2D FFTs gain nothing,
-// papers/002 sec. 6.3.2), leaves of M_L <= 256 points (the near field keeps
+// papers/002 sec. 6.3.2), leaves of M_L <= 128 points (the near field keeps
 // 4 M_L kernel entries per FMM), L >= 2.
 constexpr int64_t kMaxP = 65536;
-constexpr int64_t kMaxLeaf = 256;
+constexpr int64_t kMaxLeaf = 128;
 
 bool admitted(int64_t n) {
   if (n < kMinN || n % 4) return false;
