@@ -22,12 +22,12 @@ namespace {
 // 3 2^15 with (P, M_L, B) from (8, 128, 3) to (1024, 8, 2), both
 // directions, uniform random input in [-1, 1]^2 (printed by tests/cxx/
 // test_fmmfft_calibration_long.cpp on the CPU backend). Float stops at its
-// rounding floor.
+// rounding floor; at Q = 7 the H100 measured 5.0e-7 at N = 2^26.
 constexpr double kErrDouble[kMaxQ + 1] = {1,       1,       3.5e-3,  5.2e-4,  7.8e-5,  1.3e-5,  2.1e-6,
                                           3.5e-7,  5.3e-8,  7.3e-9,  1.4e-9,  2.8e-10, 3.8e-11, 8.3e-12,
                                           1.2e-12, 1.8e-13, 2.9e-14, 6.4e-15, 2.4e-15, 2.0e-15, 2.0e-15,
                                           2.1e-15, 2.0e-15, 2.0e-15, 2.0e-15};
-constexpr double kErrFloat[kMaxQ + 1] = {1,      1,      3.5e-3, 5.2e-4, 7.8e-5, 1.3e-5, 2.1e-6, 4.7e-7, 4.6e-7,
+constexpr double kErrFloat[kMaxQ + 1] = {1,      1,      3.5e-3, 5.2e-4, 7.8e-5, 1.3e-5, 2.1e-6, 6.0e-7, 4.6e-7,
                                          4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7,
                                          4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7};
 constexpr double kSafety = 2;  // the table's error times this must meet eps
@@ -119,8 +119,12 @@ Model model(const Params& p, int real_bytes, const Machine& m) {
   r.flops[kS2M] = r.flops[kL2T] = 2 * C * ML * nL * P1 * Q;
   r.flops[kM2M] = r.flops[kL2L] = 4 * C * (nL - nB) * P1 * Q * Q;
   r.flops[kS2T] = 6 * C * ML * ML * nL * P1;
-  r.flops[kM2L] = 6 * C * (2 * nL - 2 * nB) * P1 * Q * Q;
-  r.flops[kM2LB] = 2 * C * nB * std::max(0.0, nB - 3) * P1 * Q * Q;
+  // M2L: the translations, plus computing each FMM's entries once per level
+  // (papers/002 reads no operator for M2L; its entries differ per FMM):
+  // kEntry flops for each of the P - 1 FMMs' ns Q^2 entries.
+  constexpr double kEntry = 20;
+  r.flops[kM2L] = 6 * C * (2 * nL - 2 * nB) * P1 * Q * Q + kEntry * 4 * (p.L - p.B) * P1 * Q * Q;
+  r.flops[kM2LB] = 2 * C * nB * std::max(0.0, nB - 3) * P1 * Q * Q + kEntry * std::max(0.0, nB - 3) * P1 * Q * Q;
   r.flops[kReduce] = C * nB * P1 * Q;
   r.flops[kFftP] = 5 * N * std::log2(double(p.P));
   r.flops[kFftM] = 5 * N * std::log2(double(p.M));
@@ -142,6 +146,7 @@ Model model(const Params& p, int real_bytes, const Machine& m) {
   for (int s = 0; s < kStages; ++s) {
     double g = m.gamma;
     if (s == kS2M || s == kM2M || s == kL2L || s == kL2T || s == kM2L || s == kM2LB) g *= rows_eff;
+    if (s == kS2T || s == kM2L || s == kM2LB) g *= 0.5;  // hand-written kernels, not GEMMs
     r.seconds[s] = std::max(r.flops[s] / g, r.bytes[s] / m.beta);
     r.total += r.seconds[s];
   }
@@ -175,11 +180,11 @@ std::vector<Params> candidates(const Options& o, int Q, const Machine& m, int re
     else
       for (int B = 2; B <= std::min(L, 4); ++B) consider(o.P, o.ml, B);
   } else {
-    // Leaves of at least 8 points where N allows: the FMMs' targets sit
-    // p / P of a point off the sources, which brings the poles of the
-    // kernel closer to the far boxes of small leaves (the table holds for
-    // M_L >= 8).
-    for (int64_t min_leaf : {int64_t(8), int64_t(1)}) {
+    // Leaves of at least 16 (else 8) points where N allows: the FMMs'
+    // targets sit p / P of a point off the sources, which brings the poles
+    // of the kernel closer to the far boxes of small leaves (the table
+    // holds for M_L >= 8; float loses a little at 8).
+    for (int64_t min_leaf : {int64_t(16), int64_t(8), int64_t(1)}) {
       for (int64_t P = 2; P <= std::min(N / 4, kMaxP); ++P) {
         if (N % P) continue;
         const int64_t M = N / P;

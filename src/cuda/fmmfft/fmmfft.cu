@@ -1,0 +1,597 @@
+// The CUDA FMM-FFT (src/cxx/fmmfft/plan.hpp), every stage on the context's
+// stream, data resident:
+//   S2M, M2M, L2L, L2T  cuBLAS strided batched GEMMs (complex as real rows,
+//                       papers/002 sec. 5.1; array/: gemm_strided_batched)
+//   k_m2l               M2L of one level (or the base level): a block holds
+//                       8 FMMs (16 rows) and a chunk of boxes; the entries
+//                       of one box offset s at a time in shared memory,
+//                       from the level's cot table and tan(pi p / N)
+//   k_reduce            r_p, the sums of the base level's multipoles
+//   k_nonfinite         NaN / Inf input, found from the sums before any
+//                       output is written
+//   k_s2t               the Toeplitz near field of three leaves and POST:
+//                       the block's 8 FMMs' entries (a plan-time table) and
+//                       the leaves of input in shared memory, each thread
+//                       8 consecutive targets with a register window over
+//                       the entries; writes
+//                       the FMM output Z m-major (the transposition the CPU
+//                       leaves to FFTW's strides)
+//   FFT-M, FFT-P        cuFFT on Z: along m (contiguous, in place), then
+//                       along p (stride M, contiguous batches) into the
+//                       output in natural order
+// The operator entries are operators.hpp's, as on the CPU.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "core/cuda_backend.hpp"
+#include "core/error.hpp"
+#include "cuda/common/cuda_check.cuh"
+#include "cuda/common/staging.hpp"
+#include "fmmfft/operators.hpp"
+#include "fmmfft/plan.hpp"
+#include "plan/checks.hpp"
+
+namespace gpufmm {
+namespace fmmfft {
+
+using gpufmm::cuda::check_launch;
+using gpufmm::cuda::DeviceGuard;
+using gpufmm::cuda::DeviceGuardNoThrow;
+using gpufmm::cuda::stream_of;
+
+namespace {
+
+constexpr int kRows = 16;  // rows per block: 8 FMMs, real and imaginary parts
+constexpr int kWin = 8;    // consecutive targets per thread in k_s2t
+
+const char* cufft_error(cufftResult r) {
+  switch (r) {
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    default: return "cuFFT error";
+  }
+}
+void check_cufft(cufftResult r, const char* call) {
+  if (r == CUFFT_SUCCESS) return;
+  fail(r == CUFFT_ALLOC_FAILED ? GPUFMM_ERROR_OUT_OF_MEMORY : GPUFMM_ERROR_DEVICE, call, ": ", cufft_error(r));
+}
+#define GPUFMM_CUFFT_CHECK(call) check_cufft((call), #call)
+
+// M2L of one level: loc[r + R (i + Q b)] = sum_s sum_j K_s[i][j](p) mult[r +
+// R (j + Q (b + s))]. grid.x: row tiles of kMRows (4 FMMs), grid.y: box
+// chunks; block kMRows x ny threads, each kBox boxes (ny apart), its Q <= QM
+// outputs per box in registers (loops unrolled to QM, guarded by Q): one
+// shared-memory entry serves kBox boxes, and the entries of one offset s,
+// built once per block (a division each), serve ny kBox boxes.
+constexpr int kBox = 2;
+constexpr int kMRows = 8;
+constexpr int kMLanes = 32;
+template <class R, int QM>
+__global__ void k_m2l(int Q, int64_t Rr, int level, bool base, const double* __restrict__ cotA,
+                      const double* __restrict__ tanp, int64_t box_chunk, const R* __restrict__ mult,
+                      R* __restrict__ loc) {
+  extern __shared__ unsigned char smem_raw[];
+  R* K = reinterpret_cast<R*>(smem_raw);  // [i][j][kMRows] of one s
+  const int64_t nb = int64_t(1) << level;
+  const int ns = m2l_count(level, base);
+  const int64_t r0 = int64_t(blockIdx.x) * kMRows;
+  const int tr = threadIdx.x, nthreads = blockDim.x * blockDim.y, tid = tr + blockDim.x * threadIdx.y;
+  const int64_t r = r0 + tr;
+  const bool row_ok = r < Rr;
+  const int64_t b0 = int64_t(blockIdx.y) * box_chunk, b1 = min(nb, b0 + box_chunk);
+  const int64_t step = int64_t(blockDim.y) * kBox;
+  for (int64_t bb = b0; bb < b1; bb += step) {
+    int64_t b[kBox];
+    R acc[kBox][QM];
+#pragma unroll
+    for (int u = 0; u < kBox; ++u) {
+      b[u] = bb + threadIdx.y + int64_t(u) * blockDim.y;
+#pragma unroll
+      for (int i = 0; i < QM; ++i) acc[u][i] = R(0);
+    }
+    for (int si = 0; si < ns; ++si) {
+      const int s = m2l_offset(si, base);
+      __syncthreads();
+      for (int e = tid; e < Q * Q * kMRows; e += nthreads) {
+        const int rr = e % kMRows, ij = e / kMRows;
+        const int64_t row = r0 + rr;
+        K[e] = row < Rr ? R(m2l_shifted(cotA[int64_t(si) * Q * Q + ij], tanp[row / 2])) : R(0);
+      }
+      __syncthreads();
+      if (!row_ok) continue;
+      const R* src[kBox];
+      bool on[kBox];
+#pragma unroll
+      for (int u = 0; u < kBox; ++u) {
+        on[u] = b[u] < b1 && m2l_applies(s, b[u], base);
+        src[u] = mult + r + Rr * Q * ((b[u] + s + nb) % nb);
+      }
+      R next[kBox];  // the next j's multipoles, loaded one step ahead
+#pragma unroll
+      for (int u = 0; u < kBox; ++u) next[u] = on[u] ? src[u][0] : R(0);
+#pragma unroll
+      for (int j = 0; j < QM; ++j) {
+        if (j >= Q) break;
+        R m[kBox];
+#pragma unroll
+        for (int u = 0; u < kBox; ++u) {
+          m[u] = next[u];
+          next[u] = (on[u] && j + 1 < Q) ? src[u][Rr * (j + 1)] : R(0);
+        }
+#pragma unroll
+        for (int i = 0; i < QM; ++i) {
+          if (i < Q) {
+            const R k = K[(i * Q + j) * kMRows + tr];
+#pragma unroll
+            for (int u = 0; u < kBox; ++u) acc[u][i] += k * m[u];
+          }
+        }
+      }
+    }
+    if (row_ok)
+#pragma unroll
+      for (int u = 0; u < kBox; ++u)
+        if (b[u] < b1)
+#pragma unroll
+          for (int i = 0; i < QM; ++i)
+            if (i < Q) loc[r + Rr * (i + int64_t(Q) * b[u])] = acc[u][i];
+  }
+}
+
+// r_p per row: the sum of the row over Q 2^B columns (double sums).
+template <class R>
+__global__ void k_reduce(int64_t Rr, int64_t cols, const R* __restrict__ mult, double* __restrict__ red) {
+  __shared__ double part[8][32];
+  const int64_t r = int64_t(blockIdx.x) * 32 + threadIdx.x;
+  double s = 0;
+  if (r < Rr)
+    for (int64_t c = threadIdx.y; c < cols; c += blockDim.y) s += double(mult[r + Rr * c]);
+  part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && r < Rr) {
+    for (int k = 1; k < blockDim.y; ++k) s += part[k][threadIdx.x];
+    red[r] = s;
+  }
+}
+
+// The near-field entries of FMM p = 1..P-1 at k = -(2 M_L - 1)..2 M_L - 1
+// (plan time): table[(p - 1) (4 M_L - 1) + k + 2 M_L - 1].
+__global__ void k_s2t_table(int64_t N, int64_t P, int ml, double* __restrict__ table) {
+  const int64_t nk = 4 * ml - 1, total = (P - 1) * nk;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x)
+    table[e] = s2t_entry(N, P, e / nk + 1, e % nk - (2 * ml - 1));
+}
+
+// Z = rho_p (T + S2T x - sign i r_p) (p >= 1), Z_0 = x_0, with T (the L2T
+// result) in the input's p-major layout and Z written m-major (complex (m,
+// p) at m + M p): the 2D FFT then runs over contiguous transforms of length
+// M and strided ones of length P with contiguous batches, both fast in
+// cuFFT. grid.x: row tiles of kRows, grid.y: chunks of leaves; block kRows
+// x (G nbp): G = ceil(M_L / kWin) target groups of each of nbp leaves done
+// together (their nbp + 2 leaves of input staged once).
+template <class R>
+__global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int nbp, int64_t box_chunk, int sign,
+                      const double* __restrict__ table, const double* __restrict__ red, const R* __restrict__ x,
+                      const R* __restrict__ T, R* __restrict__ Z) {
+  extern __shared__ unsigned char smem_raw[];
+  const int nk = 4 * ml - 1;
+  R* K = reinterpret_cast<R*>(smem_raw);  // [k][kRows]
+  R* xs = K + size_t(nk) * kRows;         // [(nbp + 2) M_L][kRows]
+  const int64_t rows = 2 * P, r0 = int64_t(blockIdx.x) * kRows;
+  const int tr = threadIdx.x, tid = tr + blockDim.x * threadIdx.y, nthreads = blockDim.x * blockDim.y;
+  const int64_t r = r0 + tr, p = r / 2;
+  const bool row_ok = r < rows;
+  const int64_t nb = M / ml;
+  for (int e = tid; e < nk * kRows; e += nthreads) {
+    const int64_t row = r0 + e % kRows, pp = row / 2;
+    K[e] = (row < rows && pp >= 1) ? R(table[(pp - 1) * nk + e / kRows]) : R(0);
+  }
+  // POST factors of this thread's FMM.
+  double rho_re = 0, rho_im = 0, red_re = 0, red_im = 0;
+  if (row_ok && p >= 1) {
+    const Rho f = post_factor(P, M, p, sign);
+    rho_re = f.re, rho_im = f.im;
+    red_re = red[2 * (p - 1)], red_im = red[2 * (p - 1) + 1];
+  }
+  const int G = (ml + kWin - 1) / kWin;
+  const int i0 = (threadIdx.y % G) * kWin, bp = threadIdx.y / G;  // targets i0.., leaf b + bp
+  const int64_t b0 = int64_t(blockIdx.y) * box_chunk, b1 = min(nb, b0 + box_chunk);
+  for (int64_t bg = b0; bg < b1; bg += nbp) {
+    const int64_t span = min(int64_t(nbp), b1 - bg) + 2;  // leaves bg-1 .. bg+nbp
+    __syncthreads();
+    for (int e = tid; e < span * ml * kRows; e += nthreads) {
+      const int rr = e % kRows, j = e / kRows;
+      const int64_t jj = ((bg - 1) * ml + j + M) % M;
+      const int64_t row = r0 + rr;
+      xs[e] = row < rows ? x[2 * P * jj + row] : R(0);
+    }
+    __syncthreads();
+    const int64_t b = bg + bp;
+    const R* xw = xs + size_t(bp) * ml * kRows;  // this leaf's window: leaves b-1, b, b+1
+    // acc[t] for target i0 + t: sum over source j (0..3 M_L-1, offset -M_L) of
+    // K[j - M_L - i + 2 M_L - 1]; win[t] = K[j + M_L - 1 - i0 - t].
+    R acc[kWin], win[kWin];
+#pragma unroll
+    for (int t = 0; t < kWin; ++t) {
+      acc[t] = R(0);
+      const int k = ml - 1 - i0 - t;  // j = 0
+      win[t] = (k >= 0 && k < nk) ? K[k * kRows + tr] : R(0);
+    }
+    if (b < b1) {
+      for (int j = 0; j < 3 * ml; ++j) {
+        const R xv = xw[j * kRows + tr];
+#pragma unroll
+        for (int t = 0; t < kWin; ++t) acc[t] += win[t] * xv;
+#pragma unroll
+        for (int t = kWin - 1; t > 0; --t) win[t] = win[t - 1];
+        const int k = j + ml - i0;
+        win[0] = k < nk ? K[k * kRows + tr] : R(0);
+      }
+    }
+#pragma unroll
+    for (int t = 0; t < kWin; ++t) {
+      const int i = i0 + t;
+      const bool ok = row_ok && i < ml && b < b1;
+      const int64_t m = i + int64_t(ml) * b;
+      const int64_t at = 2 * P * m + r, to = 2 * (m + M * p) + (r & 1);
+      const double v = ok ? double(acc[t]) + (p >= 1 ? double(T[at]) : 0.0) : 0.0;
+      const double partner = __shfl_xor_sync(__activemask(), v, 1);
+      if (!ok) continue;
+      if (p == 0) {
+        Z[to] = xw[(ml + i) * kRows + tr];
+        continue;
+      }
+      const bool im_part = r & 1;
+      const double re = im_part ? partner : v, im = im_part ? v : partner;
+      const double zr = re + sign * red_im, zi = im - sign * red_re;  // T - sign i r
+      Z[to] = R(im_part ? rho_re * zi + rho_im * zr : rho_re * zr - rho_im * zi);
+    }
+  }
+}
+
+// Whether the input holds a NaN or Inf, before anything is written to the
+// output: a non-finite x_p (p >= 1) makes its sum r_p non-finite (S2M and
+// M2M keep sums, and NaN / Inf propagate through them), so the check reads
+// the 2 (P - 1) sums and the M numbers of x_0 only.
+template <class R>
+__global__ void k_nonfinite(int64_t nred, const double* __restrict__ red, int64_t M, int64_t P,
+                            const R* __restrict__ x, int* __restrict__ flag) {
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nred + 2 * M;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const double v = e < nred ? red[e] : double(x[2 * P * ((e - nred) / 2) + (e - nred) % 2]);
+    if (!isfinite(v)) atomicOr(flag, 1);
+  }
+}
+
+// First index (of 2N reals) that is NaN or Inf, for the error message.
+template <class R>
+__global__ void k_first_nonfinite(int64_t n, const R* __restrict__ x, unsigned long long* __restrict__ first) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    if (!isfinite(double(x[i]))) atomicMin(first, (unsigned long long)i);
+}
+
+// k_s2t's shared memory: the entries and nbp + 2 leaves of input (kRows rows).
+template <class R>
+size_t s2t_smem(int ml) {
+  const int G = (ml + kWin - 1) / kWin, nbp = std::max(1, 16 / G);
+  return sizeof(R) * size_t(kRows) * (4 * ml - 1 + (nbp + 2) * ml);
+}
+
+}  // namespace
+
+struct CudaPlan {
+  Context* ctx = nullptr;
+  std::vector<void*> blocks;
+  void* alloc(size_t b, const char* what) {
+    void* p = backend_alloc(*ctx, std::max<size_t>(b, 16), what);
+    blocks.push_back(p);
+    return p;
+  }
+  void* work = nullptr;     // mult | loc | T
+  int64_t nexp = 0;
+  void* staging = nullptr;  // host variant: N complex
+  void* zbuf = nullptr;     // Z of in-place transforms: N complex
+  double *s2t = nullptr, *cotA = nullptr, *tanp = nullptr, *red = nullptr;
+  std::vector<int64_t> cot_offset;  // per level l - B: offset into cotA
+  void *s2m = nullptr, *m2m = nullptr;  // operators in the plan's precision
+  int* flag = nullptr;
+  unsigned long long* first = nullptr;
+  cufftHandle fft_p = 0, fft_m = 0;
+  bool have_p = false, have_m = false;
+  cudaEvent_t ev[kStages + 1] = {};
+  ~CudaPlan() {
+    DeviceGuardNoThrow guard(ctx->device);
+    if (have_p) cufftDestroy(fft_p);
+    if (have_m) cufftDestroy(fft_m);
+    for (auto& e : ev)
+      if (e) cudaEventDestroy(e);
+    for (void* b : blocks) backend_free(*ctx, b);
+  }
+};
+
+void CudaPlanDeleter::operator()(CudaPlan* g) const { delete g; }
+
+namespace {
+
+template <class R>
+void upload_as(CudaPlan& g, void*& dst, const std::vector<double>& v, const char* what) {
+  std::vector<R> h(v.begin(), v.end());
+  dst = g.alloc(sizeof(R) * h.size(), what);
+  backend_upload(*g.ctx, dst, h.data(), sizeof(R) * h.size(), false);
+}
+
+template <class R>
+void setup_t(Plan& p) {
+  auto g = std::unique_ptr<CudaPlan, CudaPlanDeleter>(new CudaPlan);
+  g->ctx = &p.ctx;
+  DeviceGuard guard(p.ctx);
+  const cudaStream_t st = stream_of(p.ctx);
+  const int64_t N = p.par.N, P = p.par.P, M = p.par.M, Q = p.par.Q;
+  g->nexp = p.level_offset.back();
+  g->work = g->alloc(sizeof(R) * size_t(2 * g->nexp + 2 * N), "FMM-FFT workspace (expansions and the FMM output)");
+  upload_as<R>(*g, g->s2m, p.s2m, "FMM-FFT operators");
+  upload_as<R>(*g, g->m2m, p.m2m, "FMM-FFT operators");
+  // Near-field table, M2L tables (cot per level, tan per FMM).
+  g->s2t = static_cast<double*>(g->alloc(sizeof(double) * size_t((P - 1) * (4 * p.par.ml - 1)), "FMM-FFT S2T table"));
+  k_s2t_table<<<gpufmm::cuda::grid_for((P - 1) * (4 * p.par.ml - 1), 256), 256, 0, st>>>(N, P, p.par.ml, g->s2t);
+  check_launch("k_s2t_table");
+  std::vector<double> cot, tanp(size_t(P - 1));
+  for (int l = p.par.B; l <= p.par.L; ++l) {
+    const bool base = l == p.par.B;
+    g->cot_offset.push_back(int64_t(cot.size()));
+    for (int si = 0; si < std::max(0, m2l_count(l, base)); ++si)
+      for (int i = 0; i < Q; ++i)
+        for (int j = 0; j < Q; ++j) cot.push_back(m2l_cot(l, p.z[i], p.z[j], m2l_offset(si, base)));
+  }
+  for (int64_t q = 1; q < P; ++q) tanp[size_t(q - 1)] = shift_tan(N, q);
+  g->cotA = static_cast<double*>(g->alloc(sizeof(double) * std::max<size_t>(cot.size(), 1), "FMM-FFT M2L table"));
+  if (!cot.empty()) backend_upload(p.ctx, g->cotA, cot.data(), sizeof(double) * cot.size(), false);
+  g->tanp = static_cast<double*>(g->alloc(sizeof(double) * tanp.size(), "FMM-FFT M2L table"));
+  backend_upload(p.ctx, g->tanp, tanp.data(), sizeof(double) * tanp.size(), false);
+  g->red = static_cast<double*>(g->alloc(sizeof(double) * size_t(2 * (P - 1)), "FMM-FFT reduction"));
+  g->flag = static_cast<int*>(g->alloc(sizeof(int) + sizeof(unsigned long long), "FMM-FFT flags"));
+  g->first = reinterpret_cast<unsigned long long*>(g->alloc(sizeof(unsigned long long), "FMM-FFT flags"));
+  // cuFFT on Z (m-major, see k_s2t): along m (P contiguous transforms of
+  // length M, in place), then along p (M transforms of length P, stride M,
+  // contiguous batches) into the output in natural order X[k1 + M k2].
+  const cufftType type = sizeof(R) == 4 ? CUFFT_C2C : CUFFT_Z2Z;
+  size_t ws = 0;
+  GPUFMM_CUFFT_CHECK(cufftCreate(&g->fft_m));
+  g->have_m = true;
+  long long np[1] = {P}, nm[1] = {M};
+  GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_m, 1, nm, nm, 1, M, nm, 1, M, type, P, &ws));
+  GPUFMM_CUFFT_CHECK(cufftSetStream(g->fft_m, st));
+  GPUFMM_CUFFT_CHECK(cufftCreate(&g->fft_p));
+  g->have_p = true;
+  GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_p, 1, np, np, M, 1, np, M, 1, type, M, &ws));
+  GPUFMM_CUFFT_CHECK(cufftSetStream(g->fft_p, st));
+  for (auto& e : g->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
+  // Shared memory above 48 KiB for the near field of large leaves.
+  GPUFMM_CUDA_CHECK(
+      cudaFuncSetAttribute(k_s2t<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(s2t_smem<R>(p.par.ml))));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+  p.gpu = std::move(g);
+}
+
+template <class R>
+void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
+  CudaPlan& g = *p.gpu;
+  DeviceGuard guard(p.ctx);
+  Context& ctx = p.ctx;
+  const cudaStream_t st = stream_of(ctx);
+  const int64_t N = p.par.N, P = p.par.P, M = p.par.M, Q = p.par.Q, ml = p.par.ml, Rr = p.rows();
+  const gpufmm_dtype_t dt = sizeof(R) == 4 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+  const R* x;
+  R* y;
+  if (on_context) {
+    x = static_cast<const R*>(in);
+    y = static_cast<R*>(out);
+  } else {
+    if (!g.staging) g.staging = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT staging of the host input");
+    gpufmm::cuda::staged_upload(ctx, g.staging, in, sizeof(R) * 2 * size_t(N), plan::parallel_copy);
+    x = static_cast<const R*>(g.staging);
+    y = static_cast<R*>(g.staging);
+  }
+  R* mult = static_cast<R*>(g.work);
+  R* loc = mult + g.nexp;
+  R* T = loc + g.nexp;
+  // Z (the FMM output, m-major) is the output itself unless that is the
+  // input (in place, or the host variant's staging): then a second buffer.
+  R* Z = y;
+  if (static_cast<const void*>(y) == static_cast<const void*>(x)) {
+    if (!g.zbuf) g.zbuf = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT output buffer of in-place transforms");
+    Z = static_cast<R*>(g.zbuf);
+  }
+  auto lev = [&](R* base, int l) { return base + p.level_offset[l - p.par.B]; };
+  const R one = 1, zero = 0;
+  const R* s2m = static_cast<const R*>(g.s2m);
+  const R* m2m = static_cast<const R*>(g.m2m);
+  auto gemm = [&](gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* B,
+                  int64_t ldb, const R* beta, R* C, int64_t ldc, int64_t sC, int64_t batch) {
+    cuda::gemm_strided_batched(ctx, dt, GPUFMM_OP_N, tb, m, n, k, &one, A, lda, sA, B, ldb, 0, beta, C, ldc, sC,
+                               batch);
+  };
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.flag, 0, sizeof(int), st));
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[0], st));
+  // S2M
+  gemm(GPUFMM_OP_T, Rr, Q, ml, x + 2, 2 * P, 2 * P * ml, s2m, Q, &zero, lev(mult, p.par.L), Rr, Rr * Q,
+       int64_t(1) << p.par.L);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kS2M + 1], st));
+  for (int l = p.par.L - 1; l >= p.par.B; --l)
+    gemm(GPUFMM_OP_T, Rr, Q, 2 * Q, lev(mult, l + 1), Rr, Rr * 2 * Q, m2m, Q, &zero, lev(mult, l), Rr, Rr * Q,
+         int64_t(1) << l);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2M + 1], st));
+  auto m2l = [&](int l, bool base) {
+    if (m2l_count(l, base) <= 0) return;
+    const int64_t nb = int64_t(1) << l;
+    const int64_t lanes = std::max<int64_t>(1, std::min<int64_t>(nb / kBox, kMLanes)), chunk = lanes * kBox;
+    dim3 block(kMRows, unsigned(lanes));
+    dim3 grid(unsigned((Rr + kMRows - 1) / kMRows), unsigned((nb + chunk - 1) / chunk));
+    const size_t smem = sizeof(R) * size_t(Q) * Q * kMRows;
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, block, smem, st>>>(int(Q), Rr, l, base, g.cotA + g.cot_offset[l - p.par.B], g.tanp, chunk,
+                                        lev(mult, l), lev(loc, l));
+    };
+    if (Q <= 8)
+      launch(k_m2l<R, 8>);
+    else if (Q <= 12)
+      launch(k_m2l<R, 12>);
+    else if (Q <= 16)
+      launch(k_m2l<R, 16>);
+    else if (Q <= 20)
+      launch(k_m2l<R, 20>);
+    else
+      launch(k_m2l<R, kMaxQ>);
+    check_launch("k_m2l");
+  };
+  for (int l = p.par.B + 1; l <= p.par.L; ++l) m2l(l, false);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2L + 1], st));
+  m2l(p.par.B, true);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2LB + 1], st));
+  k_reduce<R><<<unsigned((Rr + 31) / 32), dim3(32, 8), 0, st>>>(Rr, Q << p.par.B, lev(mult, p.par.B), g.red);
+  check_launch("k_reduce");
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kReduce + 1], st));
+  // A NaN or Inf input: report it before anything reaches `out`.
+  k_nonfinite<R><<<gpufmm::cuda::grid_for(Rr + 2 * M, 256), 256, 0, st>>>(Rr, g.red, M, P, x, g.flag);
+  check_launch("k_nonfinite");
+  int bad = 0;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&bad, g.flag, sizeof(int), cudaMemcpyDeviceToHost, st));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+  if (bad) {
+    const unsigned long long none = ~0ull;
+    unsigned long long first = none;
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(g.first, &none, sizeof(none), cudaMemcpyHostToDevice, st));
+    k_first_nonfinite<R><<<gpufmm::cuda::grid_for(2 * N, 256), 256, 0, st>>>(2 * N, x, g.first);
+    check_launch("k_first_nonfinite");
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&first, g.first, sizeof(first), cudaMemcpyDeviceToHost, st));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+    require(first != none, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "argument 'in': its sums overflow the precision (values too large for the FMM-FFT)");
+    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in': element ", int64_t(first / 2), " has a NaN or Inf ",
+         first % 2 ? "imaginary" : "real", " part");
+  }
+  for (int l = p.par.B; l < p.par.L; ++l)
+    gemm(GPUFMM_OP_N, Rr, 2 * Q, Q, lev(loc, l), Rr, Rr * Q, m2m, Q, &one, lev(loc, l + 1), Rr, Rr * 2 * Q,
+         int64_t(1) << l);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kL2L + 1], st));
+  gemm(GPUFMM_OP_N, Rr, ml, Q, lev(loc, p.par.L), Rr, Rr * Q, s2m, Q, &zero, T + 2, 2 * P, 2 * P * ml,
+       int64_t(1) << p.par.L);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kL2T + 1], st));
+  {
+    const int64_t nb = M / ml;
+    const int G = int((ml + kWin - 1) / kWin), nbp = std::max(1, 16 / G);
+    const int64_t chunk = std::max<int64_t>(nbp, std::min<int64_t>(nb, 4096 / ml) / nbp * nbp);
+    dim3 block(kRows, unsigned(G * nbp));
+    dim3 grid(unsigned((2 * P + kRows - 1) / kRows), unsigned((nb + chunk - 1) / chunk));
+    const size_t smem = s2t_smem<R>(int(ml));
+    k_s2t<R><<<grid, block, smem, st>>>(N, P, M, int(ml), nbp, chunk, sign, g.s2t, g.red, x, T, Z);
+    check_launch("k_s2t");
+  }
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kS2T + 1], st));
+  const int dir = sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE;
+  auto fft = [&](cufftHandle h, R* a, R* b) {
+    if constexpr (sizeof(R) == 4)
+      GPUFMM_CUFFT_CHECK(cufftExecC2C(h, reinterpret_cast<cufftComplex*>(a), reinterpret_cast<cufftComplex*>(b), dir));
+    else
+      GPUFMM_CUFFT_CHECK(
+          cufftExecZ2Z(h, reinterpret_cast<cufftDoubleComplex*>(a), reinterpret_cast<cufftDoubleComplex*>(b), dir));
+  };
+  fft(g.fft_m, Z, Z);  // along m first (Z is m-major): ev[kFftM + 1]
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftM + 1], st));
+  fft(g.fft_p, Z, y);
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
+  if (!on_context)
+    gpufmm::cuda::staged_download(ctx, out, y, sizeof(R) * 2 * size_t(N), plan::parallel_copy);
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+  for (int s = 0; s < kStages; ++s) {
+    // The stages ran in index order but for the two FFTs (FFT-M first).
+    const int from = s == kFftP ? kFftM + 1 : s == kFftM ? kS2T + 1 : s;
+    float ms = 0;
+    GPUFMM_CUDA_CHECK(cudaEventElapsedTime(&ms, g.ev[from], g.ev[s + 1]));
+    p.times[s] = ms * 1e-3;
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+void setup_cuda(Plan& p) {
+  if (p.single())
+    setup_t<float>(p);
+  else
+    setup_t<double>(p);
+}
+
+void execute_cuda(Plan& p, const void* in, void* out, int sign, bool on_context) {
+  if (p.single())
+    execute_t<float>(p, in, out, sign, on_context);
+  else
+    execute_t<double>(p, in, out, sign, on_context);
+}
+
+// gamma: a strided batched GEMM of the S2M's shape (rows 510, Q 16, M_L 64,
+// 4096 boxes); beta: a 512 MiB device-to-device copy.
+Machine calibrate_cuda(Context& ctx, bool single) {
+  DeviceGuard guard(ctx);
+  const cudaStream_t st = stream_of(ctx);
+  const gpufmm_dtype_t dt = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+  const size_t es = single ? 4 : 8;
+  const int64_t m = 510, n = 16, k = 64, batch = 4096;
+  const size_t bytes = size_t(512) << 20;
+  void* a = backend_alloc(ctx, std::max(es * size_t(m * k * batch), bytes), "FMM-FFT calibration");
+  void* c = nullptr;
+  Machine mach;
+  try {
+    c = backend_alloc(ctx, std::max(es * size_t(m * n * batch), bytes), "FMM-FFT calibration");
+    GPUFMM_CUDA_CHECK(cudaMemsetAsync(a, 0, bytes, st));
+    const double one = 1, zero = 0;
+    const float onef = 1, zerof = 0;
+    const void* al = single ? (const void*)&onef : (const void*)&one;
+    const void* be = single ? (const void*)&zerof : (const void*)&zero;
+    cudaEvent_t e0, e1;
+    GPUFMM_CUDA_CHECK(cudaEventCreate(&e0));
+    GPUFMM_CUDA_CHECK(cudaEventCreate(&e1));
+    auto gemm = [&] {
+      cuda::gemm_strided_batched(ctx, dt, GPUFMM_OP_N, GPUFMM_OP_T, m, n, k, al, a, m, m * k, a, n, 0, be, c, m,
+                                 m * n, batch);
+    };
+    gemm();
+    GPUFMM_CUDA_CHECK(cudaEventRecord(e0, st));
+    for (int r = 0; r < 3; ++r) gemm();
+    GPUFMM_CUDA_CHECK(cudaEventRecord(e1, st));
+    GPUFMM_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    GPUFMM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    mach.gamma = 3 * 2.0 * m * n * k * batch / (std::max(ms, 1e-3f) * 1e-3);
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(c, a, bytes, cudaMemcpyDeviceToDevice, st));
+    GPUFMM_CUDA_CHECK(cudaEventRecord(e0, st));
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(c, a, bytes, cudaMemcpyDeviceToDevice, st));
+    GPUFMM_CUDA_CHECK(cudaEventRecord(e1, st));
+    GPUFMM_CUDA_CHECK(cudaEventSynchronize(e1));
+    GPUFMM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    mach.beta = 2.0 * bytes / (std::max(ms, 1e-3f) * 1e-3);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  } catch (...) {
+    backend_free(ctx, a);
+    if (c) backend_free(ctx, c);
+    throw;
+  }
+  backend_free(ctx, a);
+  backend_free(ctx, c);
+  return mach;
+}
+
+}  // namespace detail
+
+}  // namespace fmmfft
+}  // namespace gpufmm
