@@ -11,9 +11,28 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "common/rel_l2.hpp"
+#include "common/treecode_check.hpp"
 #include "gpufmm.h"
 
 namespace gpufmm_test {
+
+struct Sums {
+  std::vector<double> pot, grad;
+};
+
+// status is want and the last error message contains `what`.
+inline void expect_error(gpufmm_status_t status, gpufmm_status_t want, const std::string& what) {
+  EXPECT_EQ(status, want) << what;
+  const std::string msg = gpufmm_last_error_message();
+  EXPECT_NE(msg.find(what), std::string::npos) << msg;
+}
+
+// Two results agree to tol in relative L2 (potential and gradient).
+inline void expect_close(const Sums& a, const Sums& b, double tol, const char* what) {
+  EXPECT_LE(rel_l2(a.pot, b.pot), tol) << what << ": potential";
+  EXPECT_LE(rel_l2(a.grad, b.grad), tol) << what << ": gradient";
+}
 
 // exp(-kappa r) / r, kappa = p[0]: the built-in Yukawa kernel.
 inline double user_yukawa(double r, const double* p) { return std::exp(-p[0] * r) / r; }
@@ -85,10 +104,6 @@ inline UserProblem user_problem(Dist d, int64_t ns, int64_t nt, uint64_t seed) {
   return p;
 }
 
-struct Sums {
-  std::vector<double> pot, grad;
-};
-
 inline Sums direct_sums(gpufmm_context_t ctx, const gpufmm_kernel_t& k, int precision, const UserProblem& p) {
   Sums s{std::vector<double>(size_t(p.targets())), std::vector<double>(size_t(3 * p.targets()))};
   EXPECT_EQ(gpufmm_direct(ctx, &k, precision, p.ns, p.src.data(), p.q.data(), p.nt,
@@ -124,5 +139,37 @@ inline Sums treecode_sums(gpufmm_context_t ctx, const gpufmm_kernel_t& k, int ty
   EXPECT_EQ(gpufmm_treecode_plan_destroy(plan), GPUFMM_SUCCESS);
   return s;
 }
+
+// A treecode accuracy case (common/treecode_check.hpp) of user kernel k,
+// named name, on Plummer points: n sources, leaves of `leaf`; CP with
+// separate targets, PC and CC at the sources.
+inline TreecodeCase user_treecode_case(const std::string& name, const gpufmm_kernel_t& k, int type, double eps,
+                                       int64_t n, int leaf) {
+  TreecodeCase c;
+  c.kernel.name = name;
+  c.user = &k;
+  c.type = type;
+  c.dist = Dist::Plummer;
+  c.eps = eps;
+  c.n = n;
+  c.leaf = leaf;
+  c.at_sources = type != GPUFMM_TREECODE_CP;
+  return c;
+}
+
+// The inputs of a bad-input test (the Yukawa case, n uniform points) and
+// outputs that must stay untouched.
+struct BadInput {
+  static constexpr double kPoison = -7.0;
+  UserCase c = user_case("yukawa");
+  UserProblem p;
+  std::vector<double> pot, grad;
+  explicit BadInput(int64_t n)
+      : p(user_problem(Dist::Uniform, n, 0, 3)), pot(size_t(n), kPoison), grad(size_t(3 * n), kPoison) {}
+  void expect_untouched() const {
+    for (double v : pot) ASSERT_EQ(v, kPoison) << "an output was written";
+    for (double v : grad) ASSERT_EQ(v, kPoison) << "an output was written";
+  }
+};
 
 }  // namespace gpufmm_test

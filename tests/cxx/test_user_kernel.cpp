@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "common/rel_l2.hpp"
-#include "common/treecode_check.hpp"
 #include "common/user_kernels.hpp"
 #include "gpufmm.h"
 
@@ -22,6 +21,8 @@ namespace {
 #define GPUFMM_OK(call) ASSERT_EQ(GPUFMM_SUCCESS, (call)) << #call << ": " << gpufmm_last_error_message()
 
 using gpufmm_test::Dist;
+using gpufmm_test::expect_close;
+using gpufmm_test::expect_error;
 using gpufmm_test::rel_l2;
 using gpufmm_test::user_case;
 using gpufmm_test::user_kernel;
@@ -37,13 +38,6 @@ double nan_beyond_half(double r, const double*) {
   return r > 0.5 ? std::numeric_limits<double>::quiet_NaN() : 1 / r;
 }
 
-// status is want and the last message contains `what`.
-void expect_error(gpufmm_status_t status, gpufmm_status_t want, const std::string& what) {
-  EXPECT_EQ(status, want) << what;
-  const std::string msg = gpufmm_last_error_message();
-  EXPECT_NE(msg.find(what), std::string::npos) << msg;
-}
-
 TEST_F(UserKernel, YukawaEqualsTheBuiltInInTheDirectSum) {
   const gpufmm_kernel_t user = user_kernel(user_case("yukawa"), true, false);
   const gpufmm_kernel_t yuk = gpufmm_test::builtin_yukawa();
@@ -52,9 +46,8 @@ TEST_F(UserKernel, YukawaEqualsTheBuiltInInTheDirectSum) {
       const auto p = gpufmm_test::user_problem(Dist::Plummer, 1500, nt, 11 + nt);
       const auto a = gpufmm_test::direct_sums(ctx, user, precision, p);
       const auto b = gpufmm_test::direct_sums(ctx, yuk, precision, p);
-      const double tol = precision == GPUFMM_FLOAT64 ? 1e-14 : 1e-5;
-      EXPECT_LE(rel_l2(a.pot, b.pot), tol) << "nt " << nt << " precision " << precision;
-      EXPECT_LE(rel_l2(a.grad, b.grad), tol) << "nt " << nt << " precision " << precision;
+      SCOPED_TRACE("nt " + std::to_string(nt) + " precision " + std::to_string(precision));
+      expect_close(a, b, precision == GPUFMM_FLOAT64 ? 1e-14 : 1e-5, "user vs built-in");
     }
 }
 
@@ -66,8 +59,8 @@ TEST_F(UserKernel, YukawaEqualsTheBuiltInInTheTreecode) {
       const auto p = gpufmm_test::user_problem(Dist::Uniform, 5000, nt, 23 + type);
       const auto a = gpufmm_test::treecode_sums(ctx, user, type, GPUFMM_FLOAT64, p);
       const auto b = gpufmm_test::treecode_sums(ctx, yuk, type, GPUFMM_FLOAT64, p);
-      EXPECT_LE(rel_l2(a.pot, b.pot), 1e-13) << "type " << type << " nt " << nt;
-      EXPECT_LE(rel_l2(a.grad, b.grad), 1e-13) << "type " << type << " nt " << nt;
+      SCOPED_TRACE("type " + std::to_string(type) + " nt " + std::to_string(nt));
+      expect_close(a, b, 1e-13, "user vs built-in");
     }
 }
 
@@ -75,18 +68,8 @@ TEST_F(UserKernel, SmoothKernelsInTheTreecodeMeetEps) {
   for (const char* name : {"gaussian", "multiquadric"}) {
     const gpufmm_kernel_t k = user_kernel(user_case(name), true, false);
     for (double eps : {1e-4, 1e-6})
-      for (int type : {GPUFMM_TREECODE_PC, GPUFMM_TREECODE_CP, GPUFMM_TREECODE_CC}) {
-        gpufmm_test::TreecodeCase c;
-        c.kernel.name = name;
-        c.user = &k;
-        c.type = type;
-        c.dist = Dist::Plummer;
-        c.eps = eps;
-        c.n = 6000;
-        c.leaf = 100;
-        c.at_sources = type != GPUFMM_TREECODE_CP;
-        gpufmm_test::check_treecode(ctx, c);
-      }
+      for (int type : {GPUFMM_TREECODE_PC, GPUFMM_TREECODE_CP, GPUFMM_TREECODE_CC})
+        gpufmm_test::check_treecode(ctx, gpufmm_test::user_treecode_case(name, k, type, eps, 6000, 100));
   }
 }
 
@@ -126,51 +109,47 @@ TEST_F(UserKernel, InitRefusesBadArguments) {
 }
 
 TEST_F(UserKernel, SumsRefuseBadKernels) {
-  const auto c = user_case("yukawa");
-  const auto p = gpufmm_test::user_problem(Dist::Uniform, 400, 0, 3);
-  std::vector<double> pot(400, -7.0), grad(1200, -7.0);
+  gpufmm_test::BadInput in(400);
+  const auto& c = in.c;
+  const auto& p = in.p;
   const auto I = GPUFMM_ERROR_INVALID_ARGUMENT;
-  auto untouched = [&] {
-    for (double v : pot) ASSERT_EQ(v, -7.0);
-    for (double v : grad) ASSERT_EQ(v, -7.0);
-  };
   gpufmm_treecode_options_t o;
   GPUFMM_OK(gpufmm_treecode_options_init(&o));
   gpufmm_treecode_plan_t plan = nullptr;
 
   // Expressions only: the CPU backend needs the functions.
   const gpufmm_kernel_t gpu_only = user_kernel(c, false, true);
-  expect_error(gpufmm_direct(ctx, &gpu_only, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, pot.data(),
-                             grad.data()),
+  expect_error(gpufmm_direct(ctx, &gpu_only, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, in.pot.data(),
+                             in.grad.data()),
                I, "'value_fn'");
   o.kernel = gpu_only;
   expect_error(gpufmm_treecode_plan_create(ctx, &o, p.ns, p.src.data(), 0, nullptr, &plan), I, "'value_fn'");
   EXPECT_EQ(plan, nullptr);
-  untouched();
+  in.expect_untouched();
 
   // A hand-made kernel: parameter count, r0 rule, an expression without NUL.
   gpufmm_kernel_t bad = user_kernel(c, true, false);
   bad.nparams = 9;
-  expect_error(gpufmm_direct(ctx, &bad, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, pot.data(),
+  expect_error(gpufmm_direct(ctx, &bad, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, in.pot.data(),
                              nullptr),
                I, "0..8");
   bad = user_kernel(c, true, false);
   bad.r0 = -1;
-  expect_error(gpufmm_direct(ctx, &bad, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, pot.data(),
+  expect_error(gpufmm_direct(ctx, &bad, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, in.pot.data(),
                              nullptr),
                I, "'r0'");
   bad = user_kernel(c, true, false);
   for (char& ch : bad.value_expr) ch = 'r';
-  expect_error(gpufmm_direct(ctx, &bad, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, pot.data(),
+  expect_error(gpufmm_direct(ctx, &bad, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, in.pot.data(),
                              nullptr),
                I, "NUL");
-  untouched();
+  in.expect_untouched();
 
   // The Yukawa functions with the self pairs included: g(0) = Inf.
   gpufmm_kernel_t inf_at_0 = user_kernel(c, true, false);
   inf_at_0.r0 = GPUFMM_KERNEL_R0_INCLUDED;
-  expect_error(gpufmm_direct(ctx, &inf_at_0, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, pot.data(),
-                             grad.data()),
+  expect_error(gpufmm_direct(ctx, &inf_at_0, GPUFMM_FLOAT64, p.ns, p.src.data(), p.q.data(), 0, nullptr, in.pot.data(),
+                             in.grad.data()),
                I, "NaN or Inf");
   o.kernel = inf_at_0;
   o.theta = 0.7;
@@ -182,20 +161,20 @@ TEST_F(UserKernel, SumsRefuseBadKernels) {
   GPUFMM_OK(gpufmm_kernel_init_user(&far_nan, 0, nullptr, nullptr, nullptr, nan_beyond_half, nan_beyond_half,
                                     GPUFMM_KERNEL_R0_LEFT_OUT));
   expect_error(gpufmm_direct(ctx, &far_nan, GPUFMM_FLOAT32, p.ns, p.src.data(), p.q.data(), 0, nullptr, nullptr,
-                             grad.data()),
+                             in.grad.data()),
                I, "NaN or Inf");
   for (int type : {GPUFMM_TREECODE_PC, GPUFMM_TREECODE_CP, GPUFMM_TREECODE_CC}) {
     o.type = type;
     o.kernel = inf_at_0;
     GPUFMM_OK(gpufmm_treecode_plan_create(ctx, &o, p.ns, p.src.data(), 0, nullptr, &plan));
-    expect_error(gpufmm_treecode_evaluate(plan, p.q.data(), pot.data(), grad.data()), I, "NaN or Inf");
+    expect_error(gpufmm_treecode_evaluate(plan, p.q.data(), in.pot.data(), in.grad.data()), I, "NaN or Inf");
     GPUFMM_OK(gpufmm_treecode_plan_destroy(plan));
     o.kernel = far_nan;
     GPUFMM_OK(gpufmm_treecode_plan_create(ctx, &o, p.ns, p.src.data(), 0, nullptr, &plan));
-    expect_error(gpufmm_treecode_evaluate(plan, p.q.data(), nullptr, grad.data()), I, "NaN or Inf");
+    expect_error(gpufmm_treecode_evaluate(plan, p.q.data(), nullptr, in.grad.data()), I, "NaN or Inf");
     GPUFMM_OK(gpufmm_treecode_plan_destroy(plan));
   }
-  untouched();
+  in.expect_untouched();
 }
 
 }  // namespace
