@@ -87,7 +87,7 @@ TEST_F(CudaUserKernel, GaussianInTheTreecodeMeetsEps) {
   const gpufmm_kernel_t k = user_kernel(user_case("gaussian"), false, true);
   for (double eps : {1e-4, 1e-6})
     for (int type : {GPUFMM_TREECODE_PC, GPUFMM_TREECODE_CP, GPUFMM_TREECODE_CC})
-      gpufmm_test::check_treecode(gpu, gpufmm_test::user_treecode_case("gaussian", k, type, eps, 30000, 200));
+      gpufmm_test::check_treecode(gpu, gpufmm_test::user_treecode_case("gaussian", k, type, eps, 50000, 200));
 }
 
 TEST_F(CudaUserKernel, BadKernelsAreRefused) {
