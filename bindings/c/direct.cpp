@@ -5,6 +5,8 @@
 // (src/cxx/nearfield/direct.hpp).
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "array/array.hpp"
 #include "core/context.hpp"
@@ -55,8 +57,11 @@ void check_values(const double* v, int64_t n, int per, const char* name, const c
 static_assert(int(kernels::KernelType::kLaplace) == GPUFMM_KERNEL_LAPLACE &&
                   int(kernels::KernelType::kYukawa) == GPUFMM_KERNEL_YUKAWA &&
                   int(kernels::KernelType::kRegularizedLaplace) == GPUFMM_KERNEL_REGULARIZED_LAPLACE &&
-                  int(kernels::KernelType::kRegularizedYukawa) == GPUFMM_KERNEL_REGULARIZED_YUKAWA,
+                  int(kernels::KernelType::kRegularizedYukawa) == GPUFMM_KERNEL_REGULARIZED_YUKAWA &&
+                  int(kernels::KernelType::kUser) == GPUFMM_KERNEL_USER,
               "kernels::KernelType mirrors gpufmm_kernel_type_t");
+static_assert(kernels::kMaxUserParams == GPUFMM_KERNEL_MAX_PARAMS, "a user kernel takes every parameter");
+static_assert(std::is_same<kernels::RadialFn, gpufmm_radial_fn_t>::value, "one radial function type");
 
 // Host data: every check, then the sum (the outputs untouched on error).
 void direct_host(Context& c, const kernels::KernelDesc& k, int precision, int64_t nsrc, const double* sources,
@@ -127,7 +132,8 @@ const double* data_of(const Array* a) {
 namespace gpufmm {
 namespace capi {
 
-// Parameters of each kernel type, in the order of gpufmm.h.
+// Parameters of each built-in kernel type, in the order of gpufmm.h (-1: not
+// a built-in type).
 static int kernel_nparams(int type) {
   switch (type) {
     case GPUFMM_KERNEL_LAPLACE: return 0;
@@ -138,15 +144,46 @@ static int kernel_nparams(int type) {
   }
 }
 
+// A user kernel's expression field: NUL-terminated within the array.
+static std::string expression(const char (&e)[GPUFMM_KERNEL_MAX_EXPR], const char* name, const char* field) {
+  const void* end = std::memchr(e, '\0', GPUFMM_KERNEL_MAX_EXPR);
+  require(end != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': user kernel field '", field,
+          "' has no terminating NUL within GPUFMM_KERNEL_MAX_EXPR = ", GPUFMM_KERNEL_MAX_EXPR, " characters");
+  return std::string(e, static_cast<const char*>(end));
+}
+
+static kernels::UserKernel user_kernel(const gpufmm_kernel_t* k, const char* name) {
+  require(k->nparams >= 0 && k->nparams <= GPUFMM_KERNEL_MAX_PARAMS, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '",
+          name, "': a user kernel takes 0..", GPUFMM_KERNEL_MAX_PARAMS, " parameters, not ", k->nparams);
+  require(k->r0 == GPUFMM_KERNEL_R0_LEFT_OUT || k->r0 == GPUFMM_KERNEL_R0_INCLUDED, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "argument '", name, "': user kernel field 'r0' = ", k->r0,
+          " is not GPUFMM_KERNEL_R0_LEFT_OUT or GPUFMM_KERNEL_R0_INCLUDED");
+  kernels::UserKernel u;
+  u.nparams = k->nparams;
+  for (int i = 0; i < k->nparams; ++i) u.params[i] = k->params[i];
+  u.r0_included = k->r0 == GPUFMM_KERNEL_R0_INCLUDED;
+  u.value_expr = expression(k->value_expr, name, "value_expr");
+  u.deriv_expr = expression(k->deriv_expr, name, "deriv_expr");
+  u.value_fn = k->value_fn;
+  u.deriv_fn = k->deriv_fn;
+  return u;
+}
+
 // The internal description of a C kernel (validated; throws naming `name`).
 kernels::KernelDesc kernel_desc(const gpufmm_kernel_t* k, const char* name) {
   require(k != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "' is NULL");
+  kernels::KernelDesc d;
+  if (k->type == GPUFMM_KERNEL_USER) {
+    d.type = kernels::KernelType::kUser;
+    d.user = user_kernel(k, name);
+    kernels::validate(d);
+    return d;
+  }
   const int np = kernel_nparams(k->type);
   require(np >= 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': type ", k->type,
           " is not a gpufmm_kernel_type_t");
   require(k->nparams == np, GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "': the ",
           kernels::kernel_name(kernels::KernelType(k->type)), " kernel takes ", np, " parameters, not ", k->nparams);
-  kernels::KernelDesc d;
   d.type = kernels::KernelType(k->type);
   switch (k->type) {
     case GPUFMM_KERNEL_YUKAWA: d.kappa = k->params[0]; break;
@@ -163,17 +200,53 @@ kernels::KernelDesc kernel_desc(const gpufmm_kernel_t* k, const char* name) {
 
 using capi::kernel_desc;
 
+// The parameter arguments of the kernel initialisers, checked.
+static void check_params(int nparams, const double* params) {
+  require(nparams >= 0 && nparams <= GPUFMM_KERNEL_MAX_PARAMS, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "argument 'nparams' = ", nparams, " is not in 0..", GPUFMM_KERNEL_MAX_PARAMS);
+  require(params != nullptr || nparams == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'params' is NULL but ",
+          nparams, " parameters are given");
+}
+
 extern "C" gpufmm_status_t gpufmm_kernel_init(gpufmm_kernel_t* kernel, int type, int nparams, const double* params) {
   return guard("gpufmm_kernel_init", [&] {
     require(kernel != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'kernel' is NULL");
-    require(nparams >= 0 && nparams <= GPUFMM_KERNEL_MAX_PARAMS, GPUFMM_ERROR_INVALID_ARGUMENT,
-            "argument 'nparams' = ", nparams, " is not in 0..", GPUFMM_KERNEL_MAX_PARAMS);
-    require(params != nullptr || nparams == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'params' is NULL but ",
-            nparams, " parameters are given");
+    check_params(nparams, params);
+    require(type != GPUFMM_KERNEL_USER, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'type' = ", type,
+            " (GPUFMM_KERNEL_USER): a user kernel is set with gpufmm_kernel_init_user");
     gpufmm_kernel_t k{};
     k.type = type;
     k.nparams = nparams;
     for (int i = 0; i < nparams; ++i) k.params[i] = params[i];
+    kernel_desc(&k, "kernel");  // validates
+    *kernel = k;
+  });
+}
+
+// Copies a user expression argument (NULL or "": none) into its field.
+static void set_expression(char (&field)[GPUFMM_KERNEL_MAX_EXPR], const char* e, const char* name) {
+  if (e == nullptr) return;
+  const size_t n = std::strlen(e);
+  require(n < size_t(GPUFMM_KERNEL_MAX_EXPR), GPUFMM_ERROR_INVALID_ARGUMENT, "argument '", name, "' has ", n,
+          " characters, more than GPUFMM_KERNEL_MAX_EXPR - 1 = ", GPUFMM_KERNEL_MAX_EXPR - 1);
+  std::memcpy(field, e, n + 1);
+}
+
+extern "C" gpufmm_status_t gpufmm_kernel_init_user(gpufmm_kernel_t* kernel, int nparams, const double* params,
+                                                   const char* value_expr, const char* deriv_expr,
+                                                   gpufmm_radial_fn_t value_fn, gpufmm_radial_fn_t deriv_fn, int r0) {
+  return guard("gpufmm_kernel_init_user", [&] {
+    require(kernel != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'kernel' is NULL");
+    check_params(nparams, params);
+    gpufmm_kernel_t k{};
+    k.type = GPUFMM_KERNEL_USER;
+    k.nparams = nparams;
+    for (int i = 0; i < nparams; ++i) k.params[i] = params[i];
+    k.r0 = r0;
+    set_expression(k.value_expr, value_expr, "value_expr");
+    set_expression(k.deriv_expr, deriv_expr, "deriv_expr");
+    k.value_fn = value_fn;
+    k.deriv_fn = deriv_fn;
     kernel_desc(&k, "kernel");  // validates
     *kernel = k;
   });

@@ -565,21 +565,58 @@ typedef enum gpufmm_kernel_type_e {
   GPUFMM_KERNEL_LAPLACE = 0,             /* 1/r; charges and dipoles; no params          */
   GPUFMM_KERNEL_YUKAWA = 1,              /* exp(-kappa r)/r; params {kappa >= 0}         */
   GPUFMM_KERNEL_REGULARIZED_LAPLACE = 2, /* 1/s, s = sqrt(r^2 + delta^2); {delta > 0}    */
-  GPUFMM_KERNEL_REGULARIZED_YUKAWA = 3   /* exp(-kappa s)/s; params {kappa >= 0, delta > 0} */
+  GPUFMM_KERNEL_REGULARIZED_YUKAWA = 3,  /* exp(-kappa s)/s; params {kappa >= 0, delta > 0} */
+  GPUFMM_KERNEL_USER = 4                 /* g(r; p), given at run time: params p[0..7] (0 to 8
+                                            of them); set with gpufmm_kernel_init_user     */
 } gpufmm_kernel_type_t;
 
-#define GPUFMM_KERNEL_MAX_PARAMS 4
+#define GPUFMM_KERNEL_MAX_PARAMS 8
+/* Longest expression of a user kernel, terminating NUL included. */
+#define GPUFMM_KERNEL_MAX_EXPR 512
+
+/* A user kernel at coincident points (r = 0): the pair is left out (a
+ * singular g such as exp(-kappa r)/r, the built-in singular kernels' rule)
+ * or adds g(0) with zero gradient (a finite g such as a Gaussian). */
+#define GPUFMM_KERNEL_R0_LEFT_OUT 0
+#define GPUFMM_KERNEL_R0_INCLUDED 1
+
+/* The CPU form of a user kernel: g(r) or dg/dr at distance r >= 0, with
+ * p = the kernel's params (GPUFMM_KERNEL_MAX_PARAMS values, those past
+ * nparams 0). Called concurrently from several threads: it must be pure
+ * (no writes to shared state). From Fortran: a bind(c) function
+ * real(c_double) function g(r, p) with real(c_double), value :: r and
+ * real(c_double), intent(in) :: p(GPUFMM_KERNEL_MAX_PARAMS), passed as
+ * c_funloc(g). */
+typedef double (*gpufmm_radial_fn_t)(double r, const double* p);
 
 /* A kernel: its type (a gpufmm_kernel_type_t) and parameters, in the order
  * the type's comment lists them; unused entries are 0. Fill it with
- * gpufmm_kernel_init, which validates the parameters. Coincident pairs
- * (r = 0): the singular kernels (Laplace, Yukawa) leave them out (no self
- * term); the regularized kernels include them, G(0) = 1/delta (times
- * exp(-kappa delta)), with zero gradient. */
+ * gpufmm_kernel_init (or gpufmm_kernel_init_user), which validates the
+ * parameters. Coincident pairs (r = 0): the singular kernels (Laplace,
+ * Yukawa) leave them out (no self term); the regularized kernels include
+ * them, G(0) = 1/delta (times exp(-kappa delta)), with zero gradient; a user
+ * kernel as its r0 field says.
+ *
+ * A user kernel G(y, x) = g(|y - x|) carries g in one form per backend, and
+ * may carry both, so that one description runs anywhere:
+ *  - GPU: value_expr and deriv_expr, C expressions of g(r) and dg/dr in the
+ *    variable r and the parameters p[0] .. p[7] (CUDA math functions such
+ *    as exp, sqrt, pow), compiled with NVRTC on first use and cached in the
+ *    context per expressions, r0 rule and precision; in a float evaluation r
+ *    and p are float. "" when absent.
+ *  - CPU: value_fn and deriv_fn (NULL when absent).
+ * The gradient is dg/dr (y - x) / r. The fields are plain data (fixed
+ * arrays, function pointers), so the struct is copied like the others and
+ * maps to a Fortran bind(c) type. */
 typedef struct gpufmm_kernel_s {
   int type;
   int nparams;
   double params[GPUFMM_KERNEL_MAX_PARAMS];
+  int r0;                                    /* user: GPUFMM_KERNEL_R0_*         */
+  char value_expr[GPUFMM_KERNEL_MAX_EXPR];   /* user, GPU: g(r)                  */
+  char deriv_expr[GPUFMM_KERNEL_MAX_EXPR];   /* user, GPU: dg/dr                 */
+  gpufmm_radial_fn_t value_fn;               /* user, CPU: g(r)                  */
+  gpufmm_radial_fn_t deriv_fn;               /* user, CPU: dg/dr                 */
 } gpufmm_kernel_t;
 
 /* Sets *kernel to `type` with nparams parameters from params (NULL when
@@ -589,6 +626,29 @@ typedef struct gpufmm_kernel_s {
  * type's count, a parameter out of its range or not finite); *kernel is
  * untouched then. */
 gpufmm_status_t gpufmm_kernel_init(gpufmm_kernel_t* kernel, int type, int nparams, const double* params);
+
+/* Sets *kernel to a user kernel g(r; p) with nparams (0..8) parameters p
+ * from params (NULL when nparams = 0), the GPU form value_expr / deriv_expr
+ * (both NULL or "": none) and the CPU form value_fn / deriv_fn (both NULL:
+ * none),
+ * at least one form, and r0 a GPUFMM_KERNEL_R0_* rule. Example (Yukawa):
+ *   gpufmm_kernel_init_user(&k, 1, &kappa, "exp(-p[0] * r) / r",
+ *                           "-exp(-p[0] * r) * (1 + p[0] * r) / (r * r)",
+ *                           yuk, dyuk, GPUFMM_KERNEL_R0_LEFT_OUT);
+ * The expressions are compiled on first use on a GPU (an error then returns
+ * INVALID_ARGUMENT with the compiler's log in the message). A sum on the
+ * CPU backend needs the functions, on a GPU the expressions (else
+ * INVALID_ARGUMENT naming the missing form). A sum whose result holds a NaN
+ * or Inf (g or dg/dr not finite at some pair) fails with INVALID_ARGUMENT,
+ * the outputs untouched. The Laplace FMM takes no kernel: user kernels go
+ * to gpufmm_direct* and gpufmm_treecode*.
+ * Errors: INVALID_ARGUMENT (kernel NULL, nparams outside 0..8, params NULL
+ * with nparams > 0, a parameter not finite, only one of a pair given, no
+ * form at all, an expression of GPUFMM_KERNEL_MAX_EXPR characters or more,
+ * r0 not a GPUFMM_KERNEL_R0_* value); *kernel is untouched then. */
+gpufmm_status_t gpufmm_kernel_init_user(gpufmm_kernel_t* kernel, int nparams, const double* params,
+                                        const char* value_expr, const char* deriv_expr,
+                                        gpufmm_radial_fn_t value_fn, gpufmm_radial_fn_t deriv_fn, int r0);
 
 /* Direct summation of kernel `kernel`, O(nsrc * ntrg), with charges:
  *   pot[i]  = sum_j charges[j] G(targets_i, sources_j)

@@ -42,6 +42,7 @@ struct TreecodeCase {
   int64_t sample = 400;   // targets of the error check
   int leaf = 0;           // leaf and batch size (0: the plan's)
   bool require_approx = true;  // fail when the plan used no approximation
+  const gpufmm_kernel_t* user = nullptr;  // set: this kernel (a user kernel; kernel.name names it)
 };
 
 struct TreecodeResult {
@@ -72,8 +73,11 @@ inline TreecodeResult check_treecode(gpufmm_context_t ctx, const TreecodeCase& c
   std::vector<double> q(static_cast<size_t>(c.n));
   for (auto& v : q) v = 2 * rng.uniform() - 1;
   gpufmm_kernel_t k;
-  EXPECT_EQ(gpufmm_kernel_init(&k, c.kernel.type, int(c.kernel.params.size()), c.kernel.params.data()),
-            GPUFMM_SUCCESS);
+  if (c.user != nullptr)
+    k = *c.user;
+  else
+    EXPECT_EQ(gpufmm_kernel_init(&k, c.kernel.type, int(c.kernel.params.size()), c.kernel.params.data()),
+              GPUFMM_SUCCESS);
   gpufmm_treecode_options_t o;
   EXPECT_EQ(gpufmm_treecode_options_init(&o), GPUFMM_SUCCESS);
   o.kernel = k;

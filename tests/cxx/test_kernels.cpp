@@ -189,7 +189,7 @@ TEST(KernelInit, Errors) {
   expect_init_error(-1, {}, 0, "not a gpufmm_kernel_type_t");
   expect_init_error(GPUFMM_KERNEL_LAPLACE, {1.0}, 1, "takes 0 parameters");
   expect_init_error(GPUFMM_KERNEL_YUKAWA, {}, 0, "takes 1 parameters");
-  expect_init_error(GPUFMM_KERNEL_YUKAWA, {1.0}, 5, "'nparams'");
+  expect_init_error(GPUFMM_KERNEL_YUKAWA, {1.0}, GPUFMM_KERNEL_MAX_PARAMS + 1, "'nparams'");
   expect_init_error(GPUFMM_KERNEL_YUKAWA, {}, 1, "'params' is NULL");
   expect_init_error(GPUFMM_KERNEL_YUKAWA, {-0.5}, 1, "'kappa'");
   expect_init_error(GPUFMM_KERNEL_YUKAWA, {NAN}, 1, "'kappa'");

@@ -3,23 +3,49 @@
 ! errors; gpufmm_direct against a plain double-precision loop written here
 ! for Yukawa and regularized Laplace (random points, separate targets and at
 ! the sources); the Laplace kernel against gpufmm_laplace_direct;
-! gpufmm_direct_arrays on device arrays against gpufmm_direct; size errors
-! through `status` with the outputs unchanged.
+! gpufmm_direct_arrays on device arrays against gpufmm_direct; a user
+! kernel (bind(c) functions and expressions: either backend) that is the
+! Yukawa kernel against the built-in one; size errors through `status` with
+! the outputs unchanged.
 !
 ! Runs on the CPU backend (CI); GPUFMM_TEST_DEVICE picks another device.
+!> The Yukawa kernel and its derivative, p(1) = kappa, as user-kernel
+!> functions (module procedures: c_funloc of bind(c) procedures).
+module test_direct_user_fns
+  use, intrinsic :: iso_c_binding, only: c_double
+  use gpufmm, only: GPUFMM_KERNEL_MAX_PARAMS
+  implicit none
+contains
+  real(c_double) function user_yukawa(r, p) bind(c)
+    real(c_double), value :: r
+    real(c_double), intent(in) :: p(GPUFMM_KERNEL_MAX_PARAMS)
+    user_yukawa = exp(-p(1) * r) / r
+  end function user_yukawa
+
+  real(c_double) function user_yukawa_dr(r, p) bind(c)
+    real(c_double), value :: r
+    real(c_double), intent(in) :: p(GPUFMM_KERNEL_MAX_PARAMS)
+    user_yukawa_dr = -exp(-p(1) * r) * (1 + p(1) * r) / (r * r)
+  end function user_yukawa_dr
+
+end module test_direct_user_fns
+
 program test_fortran_direct
   use, intrinsic :: iso_fortran_env, only: int64, real64
+  use, intrinsic :: iso_c_binding, only: c_funptr, c_funloc
   use gpufmm
   use gpufmm_test_support, expect => expect_status
+  use test_direct_user_fns
   implicit none
   integer, parameter :: n = 700, m = 400
   real(real64), parameter :: kappa = 0.7_real64, delta = 0.01_real64
   type(gpufmm_context) :: ctx
-  type(gpufmm_kernel) :: lap, yuk, reg, kept
+  type(gpufmm_kernel) :: lap, yuk, reg, kept, user
   type(gpufmm_array) :: dsrc, dq, dpot, dgrad
   real(real64) :: src(3, n), q(n), trg(3, m), pot(m), grad(3, m), pref(m), gref(3, m)
   real(real64) :: pn(n), pa(n), ga(3, n), gn(3, n), bad(2, n)
   integer :: s
+  type(c_funptr) :: fn, dfn
 
   call random_number(src)
   call random_number(trg)
@@ -58,6 +84,21 @@ program test_fortran_direct
   call gpufmm_direct(ctx, lap, src, q, trg, pot, grad)
   call gpufmm_laplace_direct(ctx, src, charges=q, targets=trg, pot=pref, grad=gref)
   call check(all(pot == pref) .and. all(grad == gref), 'Laplace kernel = gpufmm_laplace_direct')
+
+  ! ---------------------------------------------------------------- a user kernel: Yukawa
+  fn = c_funloc(user_yukawa)
+  dfn = c_funloc(user_yukawa_dr)
+  call gpufmm_kernel_init_user(user, [kappa], value_expr='exp(-p[0] * r) / r', &
+       deriv_expr='-exp(-p[0] * r) * (1 + p[0] * r) / (r * r)', value_fn=fn, deriv_fn=dfn)
+  call check(user%type == GPUFMM_KERNEL_USER .and. user%params(1) == kappa, 'user kernel holds its parameter')
+  call gpufmm_direct(ctx, user, src, q, pot=pn, grad=gn)
+  call gpufmm_direct(ctx, yuk, src, q, pot=pa, grad=ga)
+  call check(rel(pn, pa) < 1e-13_real64, 'user Yukawa potential = the built-in one')
+  call check(rel(reshape(gn, [3 * n]), reshape(ga, [3 * n])) < 1e-13_real64, 'user Yukawa gradient = the built-in')
+  kept = yuk
+  call gpufmm_kernel_init_user(kept, [kappa], value_expr='exp(-p[0] * r) / r', status=s)
+  call expect(s, GPUFMM_ERROR_INVALID_ARGUMENT, 'deriv_expr', 'user kernel: half a form refused')
+  call check(kept%type == GPUFMM_KERNEL_YUKAWA, 'kernel unchanged after an error')
 
   ! ---------------------------------------------------------------- device arrays
   call gpufmm_array_create_like(ctx, src, dsrc)

@@ -177,7 +177,7 @@ void op_array_math(Bytes& b, State& st) {
 
 void op_direct(Bytes& b, State& st) {
   gpufmm_context_t c = live_or_new(b, st);
-  gpufmm_kernel_t k;
+  gpufmm_kernel_t k{};  // a hand-made kernel below: no stray expression or function fields
   double params[4] = {b.real(), b.real(), b.real(), b.real()};
   const int type = b.enumval(4), np = b.small(4);
   const gpufmm_status_t sk = gpufmm_kernel_init(&k, type, np, params);

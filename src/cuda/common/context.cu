@@ -9,6 +9,7 @@
 #include "core/cuda_backend.hpp"
 #include "cuda/common/cublas_handle.cuh"
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/nearfield/user_kernel.cuh"
 
 namespace gpufmm {
 namespace cuda {
@@ -75,6 +76,7 @@ void context_release(Context& ctx) noexcept {
   DeviceGuardNoThrow guard(ctx.device);
   cudaStream_t s = stream_of(ctx);
   if (s != nullptr && cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
+  nearfield::cuda::release_user_kernels(ctx);
   if (ctx.cublas != nullptr) {
     (void)cublasDestroy(static_cast<cublasHandle_t>(ctx.cublas));
     ctx.cublas = nullptr;

@@ -21,6 +21,8 @@
 //    fixed order (deterministic; no atomics) and converts them to double.
 //  - Host data are uploaded in double; device data (gpufmm_direct_arrays) are
 //    read in place and the results written in place.
+//  - User kernels run the same direct_kernel (direct_kernel.cuh), compiled
+//    by NVRTC with the user's expressions (user_kernel.cuh).
 //
 // Every CUDA call and every launch is checked (cuda/common/cuda_check.cuh).
 #include <algorithm>
@@ -31,6 +33,8 @@
 #include "core/cuda_backend.hpp"
 #include "cuda/common/bounds.cuh"
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/nearfield/direct_kernel.cuh"
+#include "cuda/nearfield/user_kernel.cuh"
 #include "nearfield/direct.hpp"
 
 namespace gpufmm {
@@ -45,90 +49,6 @@ using gpufmm::cuda::stream_of;
 using gpufmm::cuda::StreamBuffer;
 
 namespace {
-
-constexpr int kBlock = 256;  // threads per block = sources per tile
-
-// Targets per thread: each source record read from shared memory serves K
-// targets (fewer shared-memory loads per pair, more independent work per
-// thread). Measured on an H100 (Laplace): +3% in float with K = 4; in
-// double, K > 1 gains nothing (the pair is bound by FP64 throughput) and
-// K = 4 loses.
-template <class T>
-struct TargetsPerThread {
-  static constexpr int value = sizeof(T) == 4 ? 4 : 1;
-};
-
-template <bool kDipole>
-struct Stride {
-  static constexpr int value = kDipole ? 8 : 4;
-};
-
-// Grid: x over blocks of K * kBlock targets (thread t of block b owns targets
-// b * K * kBlock + k * kBlock + t, k < K), y over source chunks of `chunk`
-// sources (a multiple of kBlock). Part p = blockIdx.y writes
-// pot[p * ntrg + i] and grad[p * 3 * ntrg + 3 i + c]; pot or grad may be NULL
-// (not wanted).
-template <class Kern, class T, bool kCharge, bool kDipole, bool kGrad>
-__global__ void __launch_bounds__(kBlock)
-    direct_kernel(Kern kern, int64_t ntrg, const T* __restrict__ trg, int64_t nsrc, int64_t chunk,
-                  const T* __restrict__ src, T* __restrict__ pot, T* __restrict__ grad) {
-  constexpr int S = Stride<kDipole>::value;
-  constexpr int K = TargetsPerThread<T>::value;
-  __shared__ __align__(16) T tile[kBlock * S];
-
-  const int64_t first = int64_t(blockIdx.x) * (K * kBlock) + threadIdx.x;
-  T y[K][3], v[K], gx[K], gy[K], gz[K];
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const int64_t i = first + int64_t(k) * kBlock;
-    const bool active = i < ntrg;
-#pragma unroll
-    for (int c = 0; c < 3; ++c) y[k][c] = active ? trg[3 * i + c] : T(0);
-    v[k] = gx[k] = gy[k] = gz[k] = T(0);
-  }
-
-  const int64_t j_begin = int64_t(blockIdx.y) * chunk;
-  const int64_t j_end = j_begin + chunk < nsrc ? j_begin + chunk : nsrc;
-  for (int64_t j0 = j_begin; j0 < j_end; j0 += kBlock) {
-    const int n = static_cast<int>(j_end - j0 < kBlock ? j_end - j0 : kBlock);
-    const T* __restrict__ s = src + j0 * S;
-    for (int e = threadIdx.x; e < n * S; e += kBlock) tile[e] = s[e];
-    __syncthreads();
-    // One source record (a shared-memory broadcast) against the K targets.
-    auto pair = [&](int j) {
-      const T* t = tile + j * S;
-      const T sx = t[0], sy = t[1], sz = t[2];
-      const T q = kCharge ? t[3] : T(0);
-      const T dx = kDipole ? t[4] : T(0), dy = kDipole ? t[5] : T(0), dz = kDipole ? t[6] : T(0);
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-        kern.template accumulate<kCharge, kDipole, kGrad>(y[k][0] - sx, y[k][1] - sy, y[k][2] - sz, q, dx, dy, dz,
-                                                          v[k], gx[k], gy[k], gz[k]);
-    };
-    if (n == kBlock) {
-#pragma unroll 16
-      for (int j = 0; j < kBlock; ++j) pair(j);
-    } else {
-      for (int j = 0; j < n; ++j) pair(j);
-    }
-    __syncthreads();
-  }
-
-  const int64_t part = blockIdx.y;
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const int64_t i = first + int64_t(k) * kBlock;
-    if (i < ntrg) {
-      if (pot) pot[part * ntrg + i] = v[k];
-      if (kGrad) {
-        T* g = grad + part * 3 * ntrg + 3 * i;
-        g[0] = gx[k];
-        g[1] = gy[k];
-        g[2] = gz[k];
-      }
-    }
-  }
-}
 
 // out[e] = sum over p < parts of in[p * n + e], in the order p = 0, 1, ...,
 // converted to double.
@@ -253,7 +173,7 @@ Launch plan_launch(int64_t ntrg, int64_t nsrc, int targets_per_block, int blocks
   const int64_t slots = int64_t(std::max(sms, 1)) * std::max(blocks_per_sm, 1);
   const int64_t nbx = (ntrg + targets_per_block - 1) / targets_per_block;
   require(nbx <= 0x7fffffff, GPUFMM_ERROR_NOT_SUPPORTED, "direct: ", ntrg, " targets exceed the CUDA grid limit");
-  const int64_t tiles = (nsrc + kBlock - 1) / kBlock;
+  const int64_t tiles = (nsrc + kDirectBlock - 1) / kDirectBlock;
   const int64_t by_memory = std::max<int64_t>(
       1, int64_t(512) * 1024 * 1024 / std::max<int64_t>(1, ntrg * int64_t(out_bytes_per_target)));
   const int64_t max_parts = std::max<int64_t>(1, std::min<int64_t>({tiles / 2, by_memory, 256}));
@@ -261,10 +181,10 @@ Launch plan_launch(int64_t ntrg, int64_t nsrc, int targets_per_block, int blocks
   l.ntrg = ntrg;
   l.nsrc = nsrc;
   l.parts = 1;
-  l.chunk = tiles * kBlock;
+  l.chunk = tiles * kDirectBlock;
   double best = -1;
   for (int64_t want = 1; want <= max_parts; ++want) {
-    const int64_t chunk = (tiles + want - 1) / want * kBlock;  // whole tiles
+    const int64_t chunk = (tiles + want - 1) / want * kDirectBlock;  // whole tiles
     const int64_t parts = (nsrc + chunk - 1) / chunk;
     if (parts != want) continue;  // the same split as a smaller `want`
     const int64_t items = nbx * parts, waves = (items + slots - 1) / slots;
@@ -300,7 +220,7 @@ template <class T>
 void launch_sum_parts(int64_t n, int parts, const T* in, double* out, cudaStream_t s) {
   if (n == 0) return;
   clear_last_error();
-  sum_parts_kernel<T><<<grid_for(n, kBlock), kBlock, 0, s>>>(n, parts, in, out);
+  sum_parts_kernel<T><<<grid_for(n, kDirectBlock), kDirectBlock, 0, s>>>(n, parts, in, out);
   check_launch("sum_parts_kernel");
 }
 
@@ -311,16 +231,16 @@ struct DeviceData {
 };
 
 // Pack, kernel(s), conversion to double into x.pot / x.grad (device) for
-// one kernel instance.
-template <bool kC, bool kD, bool kG, class Kern, class T>
-void execute(Context& ctx, const Kern& kern, const DirectArgs& a, const DeviceData& x, DirectTiming* timing) {
+// one kernel instance: bps = its resident blocks per SM, launch(l, trg, rec,
+// pot, grad) launches it (direct_kernel's arguments after the kernel struct)
+// on ctx's stream.
+template <bool kC, bool kD, bool kG, class T, class Launcher>
+void execute(Context& ctx, int bps, const Launcher& launch, const DirectArgs& a, const DeviceData& x,
+             DirectTiming* timing) {
   cudaStream_t stream = stream_of(ctx);
   constexpr int S = Stride<kD>::value;
   const size_t tb = sizeof(T);
-  int bps = 0;
-  GPUFMM_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, direct_kernel<Kern, T, kC, kD, kG>, kBlock, 0));
-  const Launch l = plan_launch(a.ntrg, a.nsrc, TargetsPerThread<T>::value * kBlock, bps,
+  const Launch l = plan_launch(a.ntrg, a.nsrc, TargetsPerThread<T>::value * kDirectBlock, bps,
                                ((a.pot ? 1 : 0) + (kG ? 3 : 0)) * tb);
   const size_t nt = size_t(a.ntrg), ns = size_t(a.nsrc);
   StreamBuffer d_rec(ctx, ns * S * tb, "direct-sum sources");
@@ -333,15 +253,12 @@ void execute(Context& ctx, const Kern& kern, const DirectArgs& a, const DeviceDa
   GPUFMM_CUDA_CHECK(cudaEventRecord(start.get(), stream));
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(d_bad.get(), 0xff, 4 * sizeof(unsigned long long), stream));
   clear_last_error();
-  pack_kernel<T, S><<<grid_for(int64_t(std::max(ns, nt)), kBlock), kBlock, 0, stream>>>(
+  pack_kernel<T, S><<<grid_for(int64_t(std::max(ns, nt)), kDirectBlock), kDirectBlock, 0, stream>>>(
       a.nsrc, x.src, x.q, x.d, a.ntrg, x.trg, a.origin[0], a.origin[1], a.origin[2], ptr<T>(d_rec), ptr<T>(d_trg),
       ptr<unsigned long long>(d_bad));
   check_launch("pack_kernel");
   if (a.on_context) check_inputs(stream, ptr<unsigned long long>(d_bad));  // before any output is written
-  direct_kernel<Kern, T, kC, kD, kG><<<l.grid, kBlock, 0, stream>>>(
-      kern, l.ntrg, ptr<T>(d_trg), l.nsrc, l.chunk, ptr<T>(d_rec), a.pot ? ptr<T>(p_pot) : nullptr,
-      kG ? ptr<T>(p_grad) : nullptr);
-  check_launch("direct_kernel");
+  launch(l, ptr<T>(d_trg), ptr<T>(d_rec), a.pot ? ptr<T>(p_pot) : nullptr, kG ? ptr<T>(p_grad) : nullptr);
   if (a.pot) launch_sum_parts<T>(a.ntrg, l.parts, ptr<T>(p_pot), x.pot, stream);
   if (kG) launch_sum_parts<T>(3 * a.ntrg, l.parts, ptr<T>(p_grad), x.grad, stream);
   GPUFMM_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
@@ -351,16 +268,51 @@ void execute(Context& ctx, const Kern& kern, const DirectArgs& a, const DeviceDa
   if (timing) timing->kernel_seconds = 1e-3 * ms;
 }
 
+// A user kernel: direct_kernel as NVRTC compiled it (user_kernel.cuh).
+template <class T>
+void run_user(Context& ctx, const kernels::KernelDesc& desc, const DirectArgs& a, const DeviceData& x,
+              DirectTiming* timing) {
+  const UserKernels& uk = user_kernels(ctx, desc.user, sizeof(T) == sizeof(float) ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64);
+  kernels::RadialParams<T> params = user_params<T>(desc.user);
+  auto go = [&](auto g_) {
+    constexpr bool kG = decltype(g_)::value;
+    const cudaKernel_t f = uk.direct[kG];
+    auto launch = [&](const Launch& l, T* trg, T* rec, T* pot, T* grad) {
+      int64_t ntrg = l.ntrg, nsrc = l.nsrc, chunk = l.chunk;
+      void* args[] = {&params, &ntrg, &trg, &nsrc, &chunk, &rec, &pot, &grad};
+      launch_user_kernel(f, l.grid, kDirectBlock, stream_of(ctx), args, "direct_kernel (user kernel)");
+    };
+    execute<true, false, kG, T>(ctx, user_kernel_occupancy(f, kDirectBlock), launch, a, x, timing);
+  };
+  if (a.grad)
+    go(kernels::Flag<true>{});
+  else
+    go(kernels::Flag<false>{});
+}
+
 template <class T>
 void run(Context& ctx, const kernels::KernelDesc& desc, const DirectArgs& a, const DeviceData& x,
          DirectTiming* timing) {
-  kernels::with_kernel<T>(desc, [&](auto k) {
+  if (desc.type == kernels::KernelType::kUser) {
+    run_user<T>(ctx, desc, a, x, timing);
+    return;
+  }
+  kernels::with_builtin_kernel<T>(desc, [&](auto k) {
     using K = decltype(k);
     kernels::with_sources<K::kDipoles>(a.charges != nullptr, a.dipoles != nullptr, a.grad != nullptr,
                                        [&](auto c, auto d, auto g) {
-                                         execute<decltype(c)::value, decltype(d)::value, decltype(g)::value, K,
-                                                 T>(ctx, k, a, x, timing);
-                                       });
+      constexpr bool kC = decltype(c)::value, kD = decltype(d)::value, kG = decltype(g)::value;
+      int bps = 0;
+      GPUFMM_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, direct_kernel<K, T, kC, kD, kG>, kDirectBlock, 0));
+      cudaStream_t stream = stream_of(ctx);
+      auto launch = [&](const Launch& l, T* trg, T* rec, T* pot, T* grad) {
+        direct_kernel<K, T, kC, kD, kG><<<l.grid, kDirectBlock, 0, stream>>>(k, l.ntrg, trg, l.nsrc, l.chunk, rec,
+                                                                             pot, grad);
+        check_launch("direct_kernel");
+      };
+      execute<kC, kD, kG, T>(ctx, bps, launch, a, x, timing);
+    });
   });
 }
 

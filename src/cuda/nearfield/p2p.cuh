@@ -16,6 +16,10 @@
 // shared memory) and TpT (k_p2p_tpt: one thread per target, sources read
 // from global memory). The BpB work units come from nearfield::cuda::
 // build_units (p2p_units.cuh): counted, keyed and sorted by cost.
+//
+// NVRTC compiles this header too, with a user kernel as Kern
+// (nearfield/user_kernel.cu): it includes only host+device headers and names
+// no host library (the kernel structs come from the includer).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,7 +27,6 @@
 #include <cstdint>
 
 #include "cuda/common/device_views.cuh"
-#include "kernels/kernel.hpp"
 
 namespace gpufmm {
 namespace nearfield {

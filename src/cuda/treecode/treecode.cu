@@ -22,6 +22,7 @@
 #include "cuda/common/staging.hpp"
 #include "cuda/nearfield/p2p.cuh"
 #include "cuda/nearfield/p2p_units.cuh"
+#include "cuda/nearfield/user_kernel.cuh"
 #include "plan/checks.hpp"
 #include "treecode/plan.hpp"
 
@@ -264,6 +265,10 @@ void setup_cuda(Plan& P) {
   G.nunits_batch = nf::build_units(ctx, s, 0, P.nbatch, R, S, l, alloc, &G.units_batch, "treecode batch units");
   G.nunits_prox = nf::build_units(ctx, s, P.nbatch, P.nsets_t - P.nbatch, R, S, l, alloc, &G.units_prox,
                                   "treecode proxy units");
+  // A user kernel is compiled now (cached in the context): an expression
+  // that does not compile fails the plan, not a later evaluate.
+  if (P.options.kernel.type == kernels::KernelType::kUser)
+    nf::user_kernels(ctx, P.options.kernel.user, P.options.precision);
   for (auto& e : G.ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
 }
@@ -280,6 +285,10 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
   const int64_t nsp = int64_t(P.sprox_box.size()), ntp = int64_t(P.tprox_box.size());
   const int64_t nchunk = int64_t(P.chunk_cluster.size());
   const bool want_grad = grad_out != nullptr, want_pot = pot_out != nullptr;
+  // A user kernel's outputs go through the staging buffers too: they are
+  // checked for NaN and Inf before the user's outputs are written.
+  const bool user = P.options.kernel.type == kernels::KernelType::kUser;
+  const bool stage = host || user;
   if (G.q == nullptr) {
     G.q = G.alloc(sizeof(T) * size_t(ns + nsp * np3), "treecode charges");
     G.qd = static_cast<double*>(G.alloc(sizeof(double) * size_t(ns), "treecode charges"));
@@ -287,13 +296,8 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
     G.pot = G.alloc(sizeof(T) * size_t(nt + ntp * np3), "treecode potentials");
     G.grad = G.alloc(sizeof(T) * size_t(3 * nt), "treecode gradients");
     G.phi = static_cast<double*>(G.alloc(sizeof(double) * size_t(ntp * np3), "treecode proxy potentials"));
-    if (host) {
-      G.in_q = G.alloc(sizeof(double) * size_t(ns), "treecode input staging");
-      G.out_pot = G.alloc(sizeof(double) * size_t(nt), "treecode output staging");
-      G.out_grad = G.alloc(sizeof(double) * size_t(3 * nt), "treecode output staging");
-    }
   }
-  if (host && G.in_q == nullptr) {
+  if (stage && G.in_q == nullptr) {
     G.in_q = G.alloc(sizeof(double) * size_t(ns), "treecode input staging");
     G.out_pot = G.alloc(sizeof(double) * size_t(nt), "treecode output staging");
     G.out_grad = G.alloc(sizeof(double) * size_t(3 * nt), "treecode output staging");
@@ -304,6 +308,8 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
   if (host) {
     gpufmm::cuda::staged_upload(ctx, G.in_q, charges, sizeof(double) * size_t(ns), plan::parallel_copy);
     dq = static_cast<const S*>(G.in_q);
+  }
+  if (stage) {
     dpot = want_pot ? static_cast<S*>(G.out_pot) : nullptr;
     dgrad = want_grad ? static_cast<S*>(G.out_grad) : nullptr;
   }
@@ -325,24 +331,39 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
   }
   GPUFMM_CUDA_CHECK(cudaEventRecord(G.ev[1], s));
 
-  const gpufmm::cuda::DevSet R = G.targets(), Sset = G.sources();
-  const DevList l = G.list();
-  kernels::with_kernel<T>(P.options.kernel, [&](const auto& kern) {
-    using K = std::decay_t<decltype(kern)>;
-    auto launch = [&](auto g_, int64_t b0, int64_t nunits, const uint64_t* units) {
-      constexpr bool kG = decltype(g_)::value;
+  gpufmm::cuda::DevSet R = G.targets(), Sset = G.sources();
+  DevList l = G.list();
+  if (user) {  // k_p2p_bpb as NVRTC compiled it (nearfield/user_kernel.cuh)
+    const nf::UserKernels& uk = nf::user_kernels(ctx, P.options.kernel.user, P.options.precision);
+    kernels::RadialParams<T> params = nf::user_params<T>(P.options.kernel.user);
+    auto launch = [&](bool g, int64_t b0, int64_t nunits, const uint64_t* units) {
       if (nunits <= 0) return;
-      const unsigned blocks = unsigned(std::min<int64_t>(nunits, 1 << 30));
-      nf::k_p2p_bpb<K, T, true, false, kG><<<blocks, nf::kP2PBlock, 0, s>>>(
-          kern, b0, nunits, units, R, Sset, l, G.sxyz, G.txyz, q, nullptr, pot, kG ? grad : nullptr);
-      check_launch("treecode near-field kernel");
+      const T* d = nullptr;
+      T* gp = g ? grad : nullptr;
+      void* args[] = {&params, &b0, &nunits, &units, &R, &Sset, &l, &G.sxyz, &G.txyz, &q, &d, &pot, &gp};
+      nf::launch_user_kernel(uk.p2p[g], dim3(unsigned(std::min<int64_t>(nunits, 1 << 30))), nf::kP2PBlock, s, args,
+                             "treecode near-field kernel (user kernel)");
     };
-    if (want_grad)
-      launch(kernels::Flag<true>{}, 0, G.nunits_batch, G.units_batch);
-    else
-      launch(kernels::Flag<false>{}, 0, G.nunits_batch, G.units_batch);
-    launch(kernels::Flag<false>{}, P.nbatch, G.nunits_prox, G.units_prox);
-  });
+    launch(want_grad, 0, G.nunits_batch, G.units_batch);
+    launch(false, P.nbatch, G.nunits_prox, G.units_prox);
+  } else {
+    kernels::with_builtin_kernel<T>(P.options.kernel, [&](const auto& kern) {
+      using K = std::decay_t<decltype(kern)>;
+      auto launch = [&](auto g_, int64_t b0, int64_t nunits, const uint64_t* units) {
+        constexpr bool kG = decltype(g_)::value;
+        if (nunits <= 0) return;
+        const unsigned blocks = unsigned(std::min<int64_t>(nunits, 1 << 30));
+        nf::k_p2p_bpb<K, T, true, false, kG><<<blocks, nf::kP2PBlock, 0, s>>>(
+            kern, b0, nunits, units, R, Sset, l, G.sxyz, G.txyz, q, nullptr, pot, kG ? grad : nullptr);
+        check_launch("treecode near-field kernel");
+      };
+      if (want_grad)
+        launch(kernels::Flag<true>{}, 0, G.nunits_batch, G.units_batch);
+      else
+        launch(kernels::Flag<false>{}, 0, G.nunits_batch, G.units_batch);
+      launch(kernels::Flag<false>{}, P.nbatch, G.nunits_prox, G.units_prox);
+    });
+  }
   GPUFMM_CUDA_CHECK(cudaEventRecord(G.ev[2], s));
   if (ntp > 0) {
     k_to_double<T><<<grid_for(ntp * np3, 256), 256, 0, s>>>(ntp * np3, pot + nt, G.phi);
@@ -352,7 +373,24 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
                                                     G.tbox_geom, G.phi, G.trg_perm, pot, grad, dpot, dgrad);
   check_launch("treecode output kernel");
   GPUFMM_CUDA_CHECK(cudaEventRecord(G.ev[3], s));
-  if (host) {
+  if (user) {
+    // Checked on the host; then to the user's outputs.
+    std::vector<S> hp(want_pot ? size_t(nt) : 0), hg(want_grad ? size_t(3 * nt) : 0);
+    if (want_pot) gpufmm::cuda::staged_download(ctx, hp.data(), dpot, sizeof(S) * size_t(nt), plan::parallel_copy);
+    if (want_grad)
+      gpufmm::cuda::staged_download(ctx, hg.data(), dgrad, sizeof(S) * size_t(3 * nt), plan::parallel_copy);
+    kernels::check_user_results(want_pot ? hp.data() : nullptr, want_grad ? hg.data() : nullptr, nt);
+    if (host) {
+      if (want_pot) std::copy(hp.begin(), hp.end(), pot_out);
+      if (want_grad) std::copy(hg.begin(), hg.end(), grad_out);
+    } else {
+      if (want_pot)
+        GPUFMM_CUDA_CHECK(cudaMemcpyAsync(pot_out, dpot, sizeof(S) * size_t(nt), cudaMemcpyDeviceToDevice, s));
+      if (want_grad)
+        GPUFMM_CUDA_CHECK(
+            cudaMemcpyAsync(grad_out, dgrad, sizeof(S) * size_t(3 * nt), cudaMemcpyDeviceToDevice, s));
+    }
+  } else if (host) {
     if (want_pot) gpufmm::cuda::staged_download(ctx, pot_out, dpot, sizeof(double) * size_t(nt), plan::parallel_copy);
     if (want_grad)
       gpufmm::cuda::staged_download(ctx, grad_out, dgrad, sizeof(double) * size_t(3 * nt), plan::parallel_copy);

@@ -25,6 +25,7 @@ struct Context {
   int device = GPUFMM_DEVICE_CPU;  // CUDA ordinal, or GPUFMM_DEVICE_CPU
   void* stream = nullptr;          // cudaStream_t (CUDA backend)
   void* cublas = nullptr;          // cublasHandle_t, created on first use
+  void* user_kernels = nullptr;    // compiled user kernels (src/cuda/nearfield/user_kernel.cuh), on first use
   std::atomic<long long> children{0};
   std::mutex mutex;                // guards lazy creation of handles
 

@@ -130,15 +130,11 @@ void direct_origin(const DirectArgs& a, double origin[3]) {
     origin[k] = lo[k] <= hi[k] ? 0.5 * lo[k] + 0.5 * hi[k] : 0.0;  // halves first: no overflow
 }
 
-void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision, const DirectArgs& args,
-            DirectTiming* timing) {
-  require(precision == GPUFMM_FLOAT32 || precision == GPUFMM_FLOAT64, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "direct: precision ", static_cast<int>(precision), " is neither GPUFMM_FLOAT32 nor GPUFMM_FLOAT64");
-  require(args.charges || args.dipoles, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no charges and no dipoles");
-  require(args.pot || args.grad, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no output wanted");
-  require(!args.dipoles || kernels::kernel_has_dipoles(k.type), GPUFMM_ERROR_INVALID_ARGUMENT,
-          "direct: the ", kernels::kernel_name(k.type), " kernel takes no dipoles");
-  kernels::validate(k);
+namespace {
+
+// The backend's sum (arguments checked).
+void run_backend(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision, const DirectArgs& args,
+                 DirectTiming* timing) {
   DirectArgs a = args;
   // Float: coordinates relative to the bounding box's centre (their rounding
   // to float is the dominant error of close pairs). Double: as given, so that
@@ -157,6 +153,61 @@ void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision
 #endif
   }
   cpu::direct(k, precision, a, timing);
+}
+
+// Context memory (device memory of a GPU context), freed on scope exit.
+struct Scratch {
+  Context& ctx;
+  void* p = nullptr;
+  Scratch(Context& c, size_t bytes, const char* what) : ctx(c) {
+    if (bytes > 0) p = backend_alloc(ctx, bytes, what);
+  }
+  ~Scratch() { backend_free(ctx, p); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+// A sum with a user kernel: into scratch outputs, copied to the outputs only
+// when every value is finite (kernels::check_user_results).
+void run_checked(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision, const DirectArgs& args,
+                 DirectTiming* timing) {
+  const size_t nt = size_t(args.ntrg), db = sizeof(double);
+  std::vector<double> pot(args.pot ? nt : 0), grad(args.grad ? 3 * nt : 0);
+  const bool dev = args.on_context;
+  Scratch dpot(ctx, dev && args.pot ? nt * db : 0, "direct-sum potentials");
+  Scratch dgrad(ctx, dev && args.grad ? 3 * nt * db : 0, "direct-sum gradients");
+  DirectArgs a = args;
+  if (args.pot) a.pot = dev ? static_cast<double*>(dpot.p) : pot.data();
+  if (args.grad) a.grad = dev ? static_cast<double*>(dgrad.p) : grad.data();
+  run_backend(ctx, k, precision, a, timing);
+  if (dev && args.pot) backend_download(ctx, pot.data(), a.pot, nt * db, false);
+  if (dev && args.grad) backend_download(ctx, grad.data(), a.grad, 3 * nt * db, false);
+  kernels::check_user_results(args.pot ? pot.data() : nullptr, args.grad ? grad.data() : nullptr, args.ntrg);
+  if (dev) {
+    if (args.pot) backend_copy(ctx, args.pot, a.pot, nt * db);
+    if (args.grad) backend_copy(ctx, args.grad, a.grad, 3 * nt * db);
+    backend_synchronize(ctx);
+    return;
+  }
+  if (args.pot) std::copy(pot.begin(), pot.end(), args.pot);
+  if (args.grad) std::copy(grad.begin(), grad.end(), args.grad);
+}
+
+}  // namespace
+
+void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision, const DirectArgs& args,
+            DirectTiming* timing) {
+  require(precision == GPUFMM_FLOAT32 || precision == GPUFMM_FLOAT64, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "direct: precision ", static_cast<int>(precision), " is neither GPUFMM_FLOAT32 nor GPUFMM_FLOAT64");
+  require(args.charges || args.dipoles, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no charges and no dipoles");
+  require(args.pot || args.grad, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no output wanted");
+  require(!args.dipoles || kernels::kernel_has_dipoles(k.type), GPUFMM_ERROR_INVALID_ARGUMENT,
+          "direct: the ", kernels::kernel_name(k.type), " kernel takes no dipoles");
+  kernels::validate_for_backend(k, ctx.on_gpu());
+  if (k.type == kernels::KernelType::kUser)
+    run_checked(ctx, k, precision, args, timing);
+  else
+    run_backend(ctx, k, precision, args, timing);
 }
 
 }  // namespace nearfield

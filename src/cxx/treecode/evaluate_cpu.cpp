@@ -151,14 +151,24 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out) {
   }
   P.times.downward = now() - t;
 
-  // Outputs in the user's order.
+  // Outputs in the user's order; a user kernel's first into scratch arrays,
+  // copied only when every value is finite.
+  const bool user = P.options.kernel.type == kernels::KernelType::kUser;
+  std::vector<S> po(user && pot_out ? size_t(nt) : 0), go(user && want_grad ? size_t(3 * nt) : 0);
+  S* out_pot = user && pot_out ? po.data() : pot_out;
+  S* out_grad = user && want_grad ? go.data() : grad_out;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < nt; ++i) {
     const int64_t j = P.trg_perm[i];
-    if (pot_out) pot_out[j] = S(double(pot[i]) + (ntp > 0 ? dv[i] : 0.0));
+    if (out_pot) out_pot[j] = S(double(pot[i]) + (ntp > 0 ? dv[i] : 0.0));
     if (want_grad)
       for (int d = 0; d < 3; ++d)
-        grad_out[3 * j + d] = S(double(grad[3 * i + d]) + (ntp > 0 ? dg[3 * i + d] : 0.0));
+        out_grad[3 * j + d] = S(double(grad[3 * i + d]) + (ntp > 0 ? dg[3 * i + d] : 0.0));
+  }
+  if (user) {
+    kernels::check_user_results(out_pot, out_grad, nt);
+    if (pot_out) std::copy(po.begin(), po.end(), pot_out);
+    if (want_grad) std::copy(go.begin(), go.end(), grad_out);
   }
   P.times.total = now() - t0;
 }

@@ -174,6 +174,7 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
                                   int64_t ntrg, const double* targets) {
   const double t0 = now();
   validate(o);
+  kernels::validate_for_backend(o.kernel, ctx.on_gpu());
   plan::check_count(nsrc, "nsrc");
   if (targets != nullptr) plan::check_count(ntrg, "ntrg");
   plan::check_points(sources, nsrc, "sources");

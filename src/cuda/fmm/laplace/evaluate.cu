@@ -20,6 +20,7 @@
 #include "cuda/common/staging.hpp"
 #include "cuda/fmm/laplace/gpu_data.cuh"
 #include "cuda/nearfield/p2p.cuh"
+#include "kernels/kernel.hpp"
 #include "plan/checks.hpp"
 
 namespace gpufmm {
