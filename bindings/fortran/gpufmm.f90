@@ -8,6 +8,7 @@
 !>   gpufmm_kernels_mod  pair kernels (Laplace, Yukawa, regularized) and
 !>                     the direct sum of any kernel
 !>   gpufmm_treecode_mod  the barycentric Lagrange treecode (any kernel)
+!>   gpufmm_fft        the FMM-accelerated FFT (papers/002)
 !>
 !> Every procedure takes `integer, optional, intent(out) :: status` last;
 !> without it, a failure ends the program with `error stop` and the
@@ -20,6 +21,7 @@ module gpufmm
   use gpufmm_tree_mod
   use gpufmm_kernels_mod
   use gpufmm_treecode_mod
+  use gpufmm_fft
   implicit none
   public
 end module gpufmm

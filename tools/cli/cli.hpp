@@ -2,6 +2,7 @@
 // file under tools/cli/, registered at start-up with GPUFMM_SUBCOMMAND.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,23 @@ bool parse_double(const std::string& s, double& v);
 // The device of --cpu / --gpu (GPU 0) / neither (GPUFMM_DEVICE_DEFAULT: the
 // first GPU if any, else the CPU); false if both are given.
 bool parse_device(const std::vector<std::string>& args, int& device);
+
+// The progress line of a long run: "gpufmm <command>: <stage> ... (seconds
+// since the start)" on stderr, rewritten in place on a terminal (nothing
+// otherwise); cleared by stage(nullptr) and at destruction.
+class Progress {
+ public:
+  explicit Progress(const char* command);
+  ~Progress() { stage(nullptr); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  void stage(const char* what);
+
+ private:
+  const char* command_;
+  bool on_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 // The points and charges of a run: n sources and, m > 0, m separate targets
 // from one distribution (the targets' seed is seed + 1000), charges uniform

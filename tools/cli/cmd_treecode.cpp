@@ -4,10 +4,7 @@
 // interactions, the stage profile of the plan and of the evaluate, and the
 // relative L2 error (papers/001 eq. 16) against the direct sum of the same
 // kernel on K sampled targets.
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -57,27 +54,6 @@ int fail(const char* what) {
   std::fprintf(stderr, "gpufmm treecode: %s: %s\n", what, gpufmm_last_error_message());
   return 1;
 }
-
-// The progress line of a long run: the stage now running and the seconds
-// since the start, rewritten in place on a terminal (nothing otherwise).
-class Progress {
- public:
-  Progress() : on_(isatty(fileno(stderr)) != 0), t0_(std::chrono::steady_clock::now()) {}
-  ~Progress() { stage(nullptr); }
-  void stage(const char* what) {
-    if (!on_) return;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    if (what != nullptr)
-      std::fprintf(stderr, "\r\033[Kgpufmm treecode: %s ... (%.1f s)", what, s);
-    else
-      std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
-
- private:
-  bool on_;
-  std::chrono::steady_clock::time_point t0_;
-};
 
 struct KernelName {
   const char* name;
@@ -173,7 +149,7 @@ int run_treecode(const std::vector<std::string>& args) {
     return fail("kernel");
   const bool want_grad = gpufmm_cli::has_flag(args, "--grad");
   const bool single = gpufmm_cli::has_flag(args, "--float");
-  Progress progress;
+  gpufmm_cli::Progress progress("treecode");
 
   // Points and charges.
   progress.stage("points");

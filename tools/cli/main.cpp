@@ -1,5 +1,7 @@
 // `gpufmm` - the command-line tool. Subcommands register themselves
 // (tools/cli/cli.hpp); `gpufmm help` lists them.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -71,6 +73,19 @@ bool parse_device(const std::vector<std::string>& args, int& device) {
   const bool want_cpu = has_flag(args, "--cpu"), want_gpu = has_flag(args, "--gpu");
   device = want_cpu ? GPUFMM_DEVICE_CPU : (want_gpu ? 0 : GPUFMM_DEVICE_DEFAULT);
   return !(want_cpu && want_gpu);
+}
+
+Progress::Progress(const char* command)
+    : command_(command), on_(isatty(fileno(stderr)) != 0), t0_(std::chrono::steady_clock::now()) {}
+
+void Progress::stage(const char* what) {
+  if (!on_) return;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  if (what != nullptr)
+    std::fprintf(stderr, "\r\033[Kgpufmm %s: %s ... (%.1f s)", command_, what, s);
+  else
+    std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
 }
 
 Problem make_problem(gpufmm_test::Dist dist, int64_t n, int64_t m, uint64_t seed, bool signed_charges) {

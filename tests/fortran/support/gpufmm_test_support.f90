@@ -1,11 +1,12 @@
 !> gpufmm_test_support - what every Fortran test program shares: counted
-!> checks, the device to run on, and the closing summary.
+!> checks, the device to run on, a fixed random seed, and the closing
+!> summary.
 module gpufmm_test_support
   use, intrinsic :: iso_fortran_env, only: output_unit
   use gpufmm, only: GPUFMM_DEVICE_CPU, GPUFMM_SUCCESS, gpufmm_last_error_message, gpufmm_itoa
   implicit none
   private
-  public :: check, expect_status, test_device, finish_checks
+  public :: check, expect_status, test_device, seed_random, finish_checks
 
   integer, save :: nchecks = 0, nfailed = 0
 
@@ -46,6 +47,17 @@ contains
     read (buf, *, iostat=ios) test_device
     if (ios /= 0) error stop 'GPUFMM_TEST_DEVICE must be an integer (-1 CPU, -2 default, >= 0 a GPU)'
   end function test_device
+
+  !> Seeds random_number from `base`, so that every run checks the same data.
+  subroutine seed_random(base)
+    integer, intent(in) :: base
+    integer, allocatable :: s(:)
+    integer :: k, i
+    call random_seed(size=k)
+    allocate (s(k))
+    s = base + [(i, i = 1, k)]
+    call random_seed(put=s)
+  end subroutine seed_random
 
   !> Prints how many checks passed; error stop (non-zero exit) if any failed.
   subroutine finish_checks(name)
