@@ -110,7 +110,7 @@ gpufmm_status_t gpufmm_fft_plan_info(gpufmm_fft_plan_t plan, gpufmm_fft_info_t* 
     r.dtype = P.options.dtype;
     r.backend = P.ctx.on_gpu() ? GPUFMM_BACKEND_CUDA : GPUFMM_BACKEND_CPU;
     r.eps = P.eps;
-    r.predicted_error = fmmfft::predicted_error(P.par.Q, P.single());
+    r.predicted_error = fmmfft::predicted_error(P.par.Q, P.single(), P.par.ml);
     r.gamma = P.machine.gamma;
     r.beta = P.machine.beta;
     for (int s = 0; s < GPUFMM_FFT_STAGES; ++s) {

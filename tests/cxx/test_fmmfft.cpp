@@ -58,7 +58,7 @@ struct Cpu : ::testing::Test {
 }  // namespace
 
 TEST_F(Cpu, MatchesDirectDftAtSmallSizes) {
-  for (int64_t n : {8, 16, 48, 64, 96, 256}) {
+  for (int64_t n : {16, 24, 48, 64, 96, 256}) {
     for (int sign : {-1, 1}) {
       gpufmm_fft_plan_t h = plan(n, GPUFMM_COMPLEX128, 1e-12);
       ASSERT_NE(h, nullptr);

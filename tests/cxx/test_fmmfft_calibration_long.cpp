@@ -1,6 +1,6 @@
 // Prints the error table of src/cxx/fmmfft/params.cpp: for each expansion
 // order Q, the largest relative L2 error of the whole transform against
-// FFTW over several N and parameter sets (M_L >= 8) and fresh seeds,
+// FFTW over several N and parameter sets (M_L >= 8, P up to 4096) and fresh seeds,
 // complex128 and complex64. Label long (tools/gpu-check runs it); the
 // numbers go into kErrDouble / kErrFloat by hand.
 #include <gtest/gtest.h>
@@ -22,7 +22,8 @@ TEST(FmmFftCalibration, ErrorPerOrder) {
     int p, ml, b;
   };
   const Case cases[] = {{1 << 12, 32, 32, 2}, {1 << 14, 64, 8, 3}, {1 << 16, 16, 64, 4}, {1 << 18, 256, 16, 2},
-                        {1 << 18, 8, 128, 3}, {3 << 15, 96, 16, 3}, {1 << 20, 1024, 8, 2}};
+                        {1 << 18, 8, 128, 3}, {3 << 15, 96, 16, 3}, {1 << 20, 1024, 8, 2},
+                        {1 << 20, 4096, 16, 3}, {3 << 20, 3072, 32, 4}};
   std::printf("Q    complex128   complex64\n");
   for (int q = 2; q <= GPUFMM_FFT_MAX_Q; ++q) {
     double worst[2] = {0, 0};

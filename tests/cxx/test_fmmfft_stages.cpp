@@ -216,8 +216,8 @@ TEST(FmmFftApi, BadInput) {
   EXPECT_NE(msg().find("1000000 and 1000004"), std::string::npos) << msg();
   o.n = 4;
   EXPECT_EQ(create(o), GPUFMM_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(msg().find("smallest admitted size is 8"), std::string::npos) << msg();
-  o.n = 4 * 1000003;  // 4 times a prime above the largest P: no factorization
+  EXPECT_NE(msg().find("smallest admitted size is 16"), std::string::npos) << msg();
+  o.n = 4 * 100003;  // 4 times a prime above the largest P: no factorization
   EXPECT_EQ(create(o), GPUFMM_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(msg().find("nearest admitted sizes"), std::string::npos) << msg();
   o.n = 1 << 12;

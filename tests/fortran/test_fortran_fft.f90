@@ -8,7 +8,7 @@
 !  - plan_create with the options by keyword and in a gpufmm_fft_options
 !    (P, M_L, B, Q reach the plan), plan_info (parameters, the model, stage
 !    times, stage names);
-!  - the error paths through `status`: N = 10 not admitted, options out of
+!  - the error paths through `status`: N = 18 not admitted, options out of
 !    range, host arrays of the wrong kind or size, a NaN input (output
 !    untouched), a direction the plan was not made for, gpufmm arrays of
 !    the wrong dtype or size, a destroyed plan.
@@ -115,9 +115,9 @@ program test_fortran_fft
 
   ! ------------------------------------------------------------------ error paths
   write (output_unit, '(a)') 'error paths:'
-  call gpufmm_fft_plan_create(ctx, 10, stale, status=st)
-  call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, 'admitted', 'plan_create with n = 10')
-  call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, '8 and 12', 'n = 10: the nearest admitted sizes')
+  call gpufmm_fft_plan_create(ctx, 18, stale, status=st)
+  call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, 'admitted', 'plan_create with n = 18')
+  call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, '16 and 24', 'n = 18: the nearest admitted sizes')
   call check(.not. gpufmm_fft_plan_associated(stale), 'failed plan_create leaves the handle null')
   call gpufmm_fft_plan_create(ctx, n_large, stale, p=24, status=st)
   call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, 'ml', 'plan_create with p but not ml')

@@ -1,7 +1,8 @@
 // libFuzzer target over the C API (issue 14): a byte stream is decoded into a
 // sequence of calls - contexts, arrays of arbitrary dtype / rank / dims,
 // transfers, array operations, octrees, Laplace plans and evaluates, direct
-// sums of every kernel, destroys (stale and NULL handles included) - with
+// sums of every kernel, FMM-FFT plans and transforms, destroys (stale and
+// NULL handles included) - with
 // arbitrary values: counts, enum values as raw integers, coordinates and
 // charges including NaN, Inf and huge values, eps and option fields.
 //
@@ -11,7 +12,9 @@
 //  - a failed call leaves a non-empty message naming the function;
 //  - a failed call leaves its outputs untouched (poisoned before the call);
 //  - on benign inputs (finite, in a unit box, eps >= 1e-10, double) the FMM
-//    agrees with the direct sum within 100 eps (relative L2).
+//    agrees with the direct sum within 100 eps (relative L2), and the
+//    FMM-FFT (complex128, its parameters from eps) with a direct DFT within
+//    100 eps.
 // Sanitizers (ASan, UBSan) catch memory errors and undefined behaviour.
 // Build and run: tools/run-fuzz [seconds] (clang with libFuzzer).
 #include <cmath>
@@ -118,6 +121,7 @@ struct State {
   std::vector<gpufmm_laplace_plan_t> plan;
   std::vector<int64_t> plan_n;  // sources of each plan (targets = sources)
   std::vector<gpufmm_tree_t> tree;
+  std::vector<gpufmm_fft_plan_t> fft;
 };
 
 template <class H>
@@ -283,11 +287,73 @@ void op_plan(Bytes& b, State& st) {
   }
 }
 
+void op_fft(Bytes& b, State& st) {
+  gpufmm_context_t c = live_or_new(b, st);
+  gpufmm_fft_options_t o;
+  check(gpufmm_fft_options_init(&o), "gpufmm_fft_options_init");
+  const bool benign = b.small(2) == 0;
+  o.n = benign ? 4 * (2 + b.small(60)) : std::min<int64_t>(b.count(300), 4096);
+  o.eps = benign ? std::pow(10.0, -2.0 - b.small(12)) : (b.small(2) ? 0.0 : b.real());
+  if (!benign) {
+    if (b.small(3) == 0) o.dtype = b.enumval(6);
+    if (b.small(3) == 0) o.p = b.small(2) ? b.small(40) : b.i32();
+    if (b.small(3) == 0) o.ml = b.small(2) ? b.small(40) : b.i32();
+    if (b.small(3) == 0) o.b = b.small(2) ? b.small(8) : b.i32();
+    if (b.small(3) == 0) o.q = b.small(2) ? b.small(30) : b.i32();
+    if (b.small(4) == 0) o.direction = b.small(5) - 2;
+    if (b.small(6) == 0) o.tune = b.small(3);
+  }
+  gpufmm_fft_plan_t p = nullptr;
+  const gpufmm_status_t s = gpufmm_fft_plan_create(c, &o, &p);
+  check(s, "gpufmm_fft_plan_create");
+  if (s != GPUFMM_SUCCESS) {
+    if (p != nullptr) violated("output written on failure", "gpufmm_fft_plan_create");
+    return;
+  }
+  st.fft.push_back(p);
+  gpufmm_fft_info_t info;
+  check(gpufmm_fft_plan_info(p, &info), "gpufmm_fft_plan_info");
+  // Host transform (reals of the plan's dtype; complex128 counted as doubles).
+  const int64_t n = info.n;
+  const bool single = info.dtype == GPUFMM_COMPLEX64;
+  std::vector<double> x(2 * size_t(n)), y(2 * size_t(n), kPoison);
+  for (auto& v : x) v = benign ? double(b.u8()) / 128.0 - 1.0 : b.real();
+  const int dir = b.small(4) == 0 ? b.i32() : (b.small(2) ? GPUFMM_FFT_FORWARD : GPUFMM_FFT_INVERSE);
+  gpufmm_status_t se;
+  if (single) {
+    std::vector<float> xf(x.begin(), x.end()), yf(x.size(), float(kPoison));
+    se = gpufmm_fft_execute_host(p, xf.data(), yf.data(), dir);
+    for (size_t i = 0; i < y.size(); ++i) y[i] = yf[i] == float(kPoison) ? kPoison : yf[i];
+  } else {
+    se = gpufmm_fft_execute_host(p, x.data(), y.data(), dir);
+  }
+  check(se, "gpufmm_fft_execute_host");
+  if (se != GPUFMM_SUCCESS) {
+    if (!untouched(y)) violated("output written on failure", "gpufmm_fft_execute_host");
+  } else if (benign && !single && o.eps >= 1e-13) {
+    std::vector<double> ref(x.size());
+    for (int64_t k = 0; k < n; ++k) {
+      long double re = 0, im = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const long double a = dir * 2 * 3.141592653589793238462643383279502884L * ((j * k) % n) / n;
+        re += x[2 * j] * std::cos(a) - x[2 * j + 1] * std::sin(a);
+        im += x[2 * j] * std::sin(a) + x[2 * j + 1] * std::cos(a);
+      }
+      ref[2 * k] = double(re), ref[2 * k + 1] = double(im);
+    }
+    if (rel_l2(y, ref) > 100 * o.eps) violated("FMM-FFT beyond 100 eps of the direct DFT", "gpufmm_fft_execute_host");
+  }
+  // Device-array transform on arrays of any dtype and size.
+  gpufmm_array_t a = pick(b, st.arr), d = b.small(2) ? a : pick(b, st.arr);
+  check(gpufmm_fft_execute(p, a, d, dir), "gpufmm_fft_execute");
+}
+
 void op_destroy(Bytes& b, State& st) {
-  switch (b.small(4)) {
+  switch (b.small(5)) {
     case 0: check(gpufmm_array_destroy(pick(b, st.arr)), "gpufmm_array_destroy"); break;
     case 1: check(gpufmm_laplace_plan_destroy(pick(b, st.plan)), "gpufmm_laplace_plan_destroy"); break;
     case 2: check(gpufmm_tree_destroy(pick(b, st.tree)), "gpufmm_tree_destroy"); break;
+    case 3: check(gpufmm_fft_plan_destroy(pick(b, st.fft)), "gpufmm_fft_plan_destroy"); break;
     default: check(gpufmm_context_destroy(pick(b, st.ctx)), "gpufmm_context_destroy"); break;
   }
 }
@@ -298,18 +364,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes b(data, size);
   State st;
   for (int step = 0; step < 24 && !b.done(); ++step) {
-    switch (b.small(6)) {
+    switch (b.small(7)) {
       case 0: op_array(b, st); break;
       case 1: op_array_math(b, st); break;
       case 2: op_direct(b, st); break;
       case 3: op_tree(b, st); break;
       case 4: op_plan(b, st); break;
+      case 5: op_fft(b, st); break;
       default: op_destroy(b, st); break;
     }
   }
   // Clean up whatever is still alive (destroying a stale handle is an error,
   // not a crash; children before their contexts).
   for (auto p : st.plan) gpufmm_laplace_plan_destroy(p);
+  for (auto p : st.fft) gpufmm_fft_plan_destroy(p);
   for (auto t : st.tree) gpufmm_tree_destroy(t);
   for (auto a : st.arr) gpufmm_array_destroy(a);
   for (auto c : st.ctx) gpufmm_context_destroy(c);

@@ -18,18 +18,20 @@ const char* stage_name(int s) {
 namespace {
 
 // Achieved relative L2 error of the whole transform against FFTW, per Q
-// (index Q; 0 and 1 unused), the largest over N = 2^12 .. 2^20 and
-// 3 2^15 with (P, M_L, B) from (8, 128, 3) to (1024, 8, 2), both
-// directions, uniform random input in [-1, 1]^2 (printed by tests/cxx/
-// test_fmmfft_calibration_long.cpp on the CPU backend). Float stops at its
-// rounding floor; at Q = 7 the H100 measured 5.0e-7 at N = 2^26.
+// (index Q; 0 and 1 unused), the largest over N = 2^12 .. 3 2^20 with
+// (P, M_L, B) from (8, 128, 3) to (4096, 16, 3), both directions, uniform
+// random input in [-1, 1]^2 (printed by tests/cxx/
+// test_fmmfft_calibration_long.cpp on the CPU backend), for M_L >= 8
+// (leaf_factor below). Both precisions stop at their rounding floor, which
+// grows with P (double: 2e-15 at P <= 1024, 7e-15 at P = 4096); at Q = 7
+// the H100 measured 5.0e-7 in float at N = 2^26.
 constexpr double kErrDouble[kMaxQ + 1] = {1,       1,       3.5e-3,  5.2e-4,  7.8e-5,  1.3e-5,  2.1e-6,
-                                          3.5e-7,  5.3e-8,  7.3e-9,  1.4e-9,  2.8e-10, 3.8e-11, 8.3e-12,
-                                          1.2e-12, 1.8e-13, 2.9e-14, 6.4e-15, 2.4e-15, 2.0e-15, 2.0e-15,
-                                          2.1e-15, 2.0e-15, 2.0e-15, 2.0e-15};
-constexpr double kErrFloat[kMaxQ + 1] = {1,      1,      3.5e-3, 5.2e-4, 7.8e-5, 1.3e-5, 2.1e-6, 6.0e-7, 4.6e-7,
-                                         4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7,
-                                         4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7, 4.6e-7};
+                                          3.5e-7,  5.4e-8,  7.3e-9,  1.4e-9,  2.8e-10, 3.8e-11, 8.3e-12,
+                                          1.2e-12, 1.8e-13, 2.9e-14, 7.5e-15, 7.4e-15, 7.4e-15, 7.4e-15,
+                                          7.4e-15, 7.4e-15, 7.4e-15, 7.4e-15};
+constexpr double kErrFloat[kMaxQ + 1] = {1,      1,      3.5e-3, 5.2e-4, 7.8e-5, 1.3e-5, 2.1e-6, 6.0e-7, 3.8e-7,
+                                         3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7,
+                                         3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7, 3.8e-7};
 constexpr double kSafety = 2;  // the table's error times this must meet eps
 
 int64_t ilog2_exact(int64_t v) {  // log2 of a power of two, else -1
@@ -41,18 +43,25 @@ int64_t ilog2_exact(int64_t v) {  // log2 of a power of two, else -1
 
 }  // namespace
 
-double predicted_error(int Q, bool single) {
+// Small leaves converge more slowly: the FMMs' targets sit p / P of a point
+// off the sources, which brings the kernel's poles up to 1 / M_L of a leaf
+// closer to the far boxes. Measured error ratio to M_L >= 8 at Q = 12..18
+// (tests/cxx/test_fmmfft_calibration_long.cpp): 3 at M_L = 4, 14 at
+// M_L = 2; M_L = 1 converges too slowly to be offered.
+double leaf_factor(int ml) { return ml >= 8 ? 1 : ml >= 4 ? 4 : 16; }
+
+double predicted_error(int Q, bool single, int ml) {
   Q = std::clamp(Q, 0, kMaxQ);
-  return single ? kErrFloat[Q] : kErrDouble[Q];
+  return (single ? kErrFloat[Q] : kErrDouble[Q]) * leaf_factor(ml);
 }
 
 double default_eps(bool single) { return single ? 1e-6 : 2e-14; }
 
-int order_for(double eps, bool single) {
+int order_for(double eps, bool single, int ml) {
   for (int Q = 2; Q <= kMaxQ; ++Q)
-    if (kSafety * predicted_error(Q, single) <= eps) return Q;
+    if (kSafety * predicted_error(Q, single, ml) <= eps) return Q;
   fail(GPUFMM_ERROR_ACCURACY, "eps = ", eps, " is below what the ", single ? "complex64" : "complex128",
-       " FMM-FFT reaches (", kSafety * predicted_error(kMaxQ, single), ")");
+       " FMM-FFT reaches (", kSafety * predicted_error(kMaxQ, single, ml), ")");
 }
 
 void validate(const Options& o) {
@@ -74,20 +83,20 @@ void validate(const Options& o) {
           " is not in 0..64");
 }
 
-// The factorizations considered: P <= 2^16 (flatter 2D FFTs gain nothing,
-// papers/002 sec. 6.3.2), leaves of M_L <= 128 points (the near field keeps
-// 4 M_L kernel entries per FMM), L >= 2.
-constexpr int64_t kMaxP = 65536;
+// The factorizations considered: P <= 4096 (flatter 2D FFTs gain nothing,
+// papers/002 sec. 6.3.2, and the transform's rounding grows with P), leaves
+// of kMinLeaf <= M_L <= 128 points (the GPU near field keeps 4 M_L entries
+// per FMM in shared memory; leaf_factor), L >= 2.
+constexpr int64_t kMaxP = 4096;
 constexpr int64_t kMaxLeaf = 128;
 
 bool admitted(int64_t n) {
   if (n < kMinN || n % 4) return false;
   for (int64_t P = 2; P <= std::min(n / 4, kMaxP); ++P) {
     if (n % P) continue;
-    int64_t M = n / P;
-    int tz = 0;
-    while (M % 2 == 0) M /= 2, ++tz;
-    if (tz >= 2 && M <= kMaxLeaf) return true;
+    const int64_t M = n / P;
+    for (int L = 2; L < 62 && M % (int64_t(1) << L) == 0; ++L)
+      if ((M >> L) >= kMinLeaf && (M >> L) <= kMaxLeaf) return true;
   }
   return false;
 }
@@ -106,7 +115,8 @@ void check_size(int64_t n) {
     near << hi;
   }
   fail(GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'n' = ", n,
-       " is not admitted: the FMM-FFT needs N = P M_L 2^L with 2 <= P <= ", kMaxP, ", 1 <= M_L <= ", kMaxLeaf,
+       " is not admitted: the FMM-FFT needs N = P M_L 2^L with 2 <= P <= ", kMaxP, ", ", kMinLeaf, " <= M_L <= ",
+       kMaxLeaf,
        ", L >= 2; ", near.str());
 }
 
@@ -153,9 +163,10 @@ Model model(const Params& p, int real_bytes, const Machine& m) {
   return r;
 }
 
-std::vector<Params> candidates(const Options& o, int Q, const Machine& m, int real_bytes, size_t keep) {
+std::vector<Params> candidates(const Options& o, double eps, const Machine& m, int real_bytes, size_t keep) {
   const int64_t N = o.n;
   std::vector<std::pair<double, Params>> all;
+  bool unreachable = false;
   auto consider = [&](int64_t P, int64_t ml, int B) {
     Params p;
     p.N = N;
@@ -164,12 +175,22 @@ std::vector<Params> candidates(const Options& o, int Q, const Machine& m, int re
     p.ml = int(ml);
     p.L = int(ilog2_exact(p.M / ml));
     p.B = B;
-    p.Q = Q;
+    if (o.Q != 0) {
+      p.Q = o.Q;
+    } else {
+      const bool single = real_bytes == 4;
+      if (kSafety * predicted_error(kMaxQ, single, p.ml) > eps) {
+        unreachable = true;  // eps is beyond this leaf size
+        return;
+      }
+      p.Q = order_for(eps, single, p.ml);
+    }
     all.emplace_back(model(p, real_bytes, m).total, p);
   };
   if (o.P != 0) {
-    require(o.P <= kMaxP && o.ml <= kMaxLeaf, GPUFMM_ERROR_INVALID_ARGUMENT, "options fields 'p' = ", o.P,
-            " and 'ml' = ", o.ml, ": p must be at most ", kMaxP, " and ml at most ", kMaxLeaf);
+    require(o.P <= kMaxP && o.ml >= kMinLeaf && o.ml <= kMaxLeaf, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "options fields 'p' = ", o.P, " and 'ml' = ", o.ml, ": p must be at most ", kMaxP, " and ml in ",
+            kMinLeaf, "..", kMaxLeaf);
     require(N % (int64_t(o.P) * o.ml) == 0 && ilog2_exact(N / (int64_t(o.P) * o.ml)) >= 2,
             GPUFMM_ERROR_INVALID_ARGUMENT, "options fields 'p' = ", o.P, " and 'ml' = ", o.ml, " do not factor n = ",
             N, " as P M_L 2^L with L >= 2");
@@ -180,11 +201,9 @@ std::vector<Params> candidates(const Options& o, int Q, const Machine& m, int re
     else
       for (int B = 2; B <= std::min(L, 4); ++B) consider(o.P, o.ml, B);
   } else {
-    // Leaves of at least 16 (else 8) points where N allows: the FMMs'
-    // targets sit p / P of a point off the sources, which brings the poles
-    // of the kernel closer to the far boxes of small leaves (the table
-    // holds for M_L >= 8; float loses a little at 8).
-    for (int64_t min_leaf : {int64_t(16), int64_t(8), int64_t(1)}) {
+    // Leaves of at least 16 (else 8, else kMinLeaf) points where N allows
+    // (leaf_factor; float loses a little at 8).
+    for (int64_t min_leaf : {int64_t(16), int64_t(8), kMinLeaf}) {
       for (int64_t P = 2; P <= std::min(N / 4, kMaxP); ++P) {
         if (N % P) continue;
         const int64_t M = N / P;
@@ -200,9 +219,12 @@ std::vector<Params> candidates(const Options& o, int Q, const Machine& m, int re
       }
       if (!all.empty()) break;
     }
-    require(!all.empty(), GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'b' = ", o.B,
-            " exceeds the leaf level L of every factorization of n = ", N);
   }
+  if (all.empty() && unreachable)
+    fail(GPUFMM_ERROR_ACCURACY, "eps = ", eps, " is below what the ", real_bytes == 4 ? "complex64" : "complex128",
+         " FMM-FFT reaches with the leaves n = ", N, " admits");
+  require(!all.empty(), GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'b' = ", o.B,
+          " exceeds the leaf level L of every factorization of n = ", N);
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Params> r;
   for (size_t i = 0; i < all.size() && r.size() < std::max<size_t>(keep, 1); ++i) r.push_back(all[i].second);

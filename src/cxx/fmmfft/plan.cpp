@@ -94,11 +94,10 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o) {
   check_size(o.n);
   const bool single = o.dtype == GPUFMM_COMPLEX64;
   const double eps = o.eps > 0 ? o.eps : default_eps(single);
-  const int Q = o.Q > 0 ? o.Q : order_for(eps, single);
   const Machine m = machine_of(ctx, single);
   const bool fixed = o.P != 0 && o.B != 0;
   const size_t keep = fixed ? 1 : size_t(std::max(o.tune, 1));
-  const std::vector<Params> cand = candidates(o, Q, m, single ? 4 : 8, keep);
+  const std::vector<Params> cand = candidates(o, eps, m, single ? 4 : 8, keep);
   std::unique_ptr<Plan> best;
   if (o.tune > 0 && cand.size() > 1) {
     // Time the best-predicted few on random input; keep the fastest.

@@ -53,7 +53,8 @@ namespace gpufmm {
 namespace fmmfft {
 
 constexpr int kMaxQ = 24;       // expansion order Q: 2..kMaxQ
-constexpr int64_t kMinN = 8;    // N = P M_L 2^L with P >= 2, M_L >= 1, L >= 2
+constexpr int64_t kMinLeaf = 2;  // M_L >= 2 (params.cpp: leaf_factor)
+constexpr int64_t kMinN = 16;    // N = P M_L 2^L with P >= 2, M_L >= 2, L >= 2
 
 enum Stage : int { kS2M, kM2M, kM2L, kM2LB, kReduce, kL2L, kL2T, kS2T, kFftP, kFftM, kStages };
 const char* stage_name(int s);
@@ -91,17 +92,19 @@ struct Model {
 };
 Model model(const Params& p, int real_bytes, const Machine& m);
 
-// eps -> Q (the measured table of params.cpp) and the predicted error.
-int order_for(double eps, bool single);
-double predicted_error(int Q, bool single);
+// eps -> Q for leaves of M_L points (the measured table of params.cpp) and
+// the predicted error.
+int order_for(double eps, bool single, int ml);
+double predicted_error(int Q, bool single, int ml);
 double default_eps(bool single);
 
 // Throws INVALID_ARGUMENT for an N the factorization does not admit, the
 // message naming the nearest admitted sizes.
 void check_size(int64_t n);
-// Every (P, M_L, L, B) for N with the given Q, best predicted first (at most
-// `keep`); or the one set by the options (checked).
-std::vector<Params> candidates(const Options& o, int Q, const Machine& m, int real_bytes, size_t keep);
+// Every (P, M_L, L, B, Q) for N meeting eps (Q from eps and M_L unless the
+// options set it), best predicted first (at most `keep`); or the one set by
+// the options (checked).
+std::vector<Params> candidates(const Options& o, double eps, const Machine& m, int real_bytes, size_t keep);
 
 struct CudaPlan;  // src/cuda/fmmfft (GPU contexts)
 struct CudaPlanDeleter {
