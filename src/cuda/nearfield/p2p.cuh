@@ -8,8 +8,9 @@
 // rounding, as in the double direct sum and the CPU near field (exact for
 // close pairs); with T = float each coordinate is taken relative to the
 // target box's exact centre (tree::box_relative, DevSet::leaf) in double and
-// then rounded to float, so that the rounding is relative to the box
-// wherever the box is.
+// split into a float and the float rest, and each difference is formed from
+// both (near_diff): float's relative accuracy for close pairs too, as the
+// CPU's double differences give, wherever the box is.
 //
 // Two schedules: BpB (k_p2p_bpb, the default: one block per work unit, a
 // pass of up to 2 kP2PBlock targets of a target box, sources swept through
@@ -60,28 +61,60 @@ __device__ __forceinline__ NearFrame near_frame(const DevSet& R, int64_t b) {
 }
 
 // Coordinate x (axis k) as the near field of precision T takes it (see the
-// top of this file).
+// top of this file): with T = float, the box-relative coordinate in double,
+// rounded (near_coord), and what the rounding left (near_coord_lo), so that
+// a difference (t - s) + (t_lo - s_lo) of two coordinates keeps the
+// relative accuracy of float however close the points are (t - s of two
+// near floats is exact), as the CPU near field's double differences do.
+// With T = double the coordinate is x and there is no rest.
+template <class T>
+constexpr bool kSplit = sizeof(T) < sizeof(double);
+
+__device__ __forceinline__ double near_rel(const NearFrame& fr, int k, double x) {
+  return fr.exact ? tree::box_relative(fr.f, k, fr.i[k], x) : x - fr.c[k];
+}
 template <class T>
 __device__ __forceinline__ T near_coord(const NearFrame& fr, int k, double x) {
   if (sizeof(T) == sizeof(double)) return T(x);
-  return T(fr.exact ? tree::box_relative(fr.f, k, fr.i[k], x) : x - fr.c[k]);
+  return T(near_rel(fr, k, x));
+}
+template <class T>
+__device__ __forceinline__ T near_coord_lo(const NearFrame& fr, int k, double x) {
+  if (sizeof(T) == sizeof(double)) return T(0);
+  const double r = near_rel(fr, k, x);
+  return T(r - double(T(r)));
 }
 
 // The pairs of one shared-memory tile (m sources) with the first NT of a
 // thread's two targets, sources in order: every target's sum runs over the
 // sources in the same order whatever NT is.
+// The difference (t - s) of two near_coord values, with their rests when T
+// splits (see near_coord_lo).
+template <class T>
+__device__ __forceinline__ T near_diff(T t, T tl, T s, T sl) {
+  if constexpr (kSplit<T>)
+    return (t - s) + (tl - sl);
+  else
+    return t - s;
+}
+
 template <class T, bool kC, bool kD, bool kG, int NT, class Kern>
-__device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, const T* sy, const T* sz, const T* sq, const T* sdx,
+__device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, const T* sy, const T* sz,
+                                         const T* sxl, const T* syl, const T* szl, const T* sq, const T* sdx,
                                          const T* sdy, const T* sdz, const T (&tx)[2], const T (&ty)[2],
-                                         const T (&tz)[2], T (&v)[2], T (&gx)[2], T (&gy)[2], T (&gz)[2]) {
+                                         const T (&tz)[2], const T (&txl)[2], const T (&tyl)[2], const T (&tzl)[2],
+                                         T (&v)[2], T (&gx)[2], T (&gy)[2], T (&gz)[2]) {
+  constexpr bool kL = kSplit<T>;
 #pragma unroll 8
   for (int jj = 0; jj < m; ++jj) {
     const T xs = sx[jj], ys = sy[jj], zs = sz[jj];
+    const T xl = kL ? sxl[jj] : T(0), yl = kL ? syl[jj] : T(0), zl = kL ? szl[jj] : T(0);
     const T qs = kC ? sq[jj] : T(0);
     const T dxs = kD ? sdx[jj] : T(0), dys = kD ? sdy[jj] : T(0), dzs = kD ? sdz[jj] : T(0);
 #pragma unroll
     for (int k = 0; k < NT; ++k)
-      kern.template accumulate<kC, kD, kG>(tx[k] - xs, ty[k] - ys, tz[k] - zs, qs, dxs, dys, dzs, v[k], gx[k], gy[k],
+      kern.template accumulate<kC, kD, kG>(near_diff(tx[k], txl[k], xs, xl), near_diff(ty[k], tyl[k], ys, yl),
+                                           near_diff(tz[k], tzl[k], zs, zl), qs, dxs, dys, dzs, v[k], gx[k], gy[k],
                                            gz[k]);
   }
 }
@@ -104,7 +137,9 @@ __global__ void __launch_bounds__(kP2PBlock)
               const double* __restrict__ sxyz, const double* __restrict__ txyz, const T* __restrict__ q,
               const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad) {
   constexpr int B = kP2PBlock;
+  constexpr bool kL = kSplit<T>;
   __shared__ T sx[B], sy[B], sz[B], sq[kC ? B : 1], sdx[kD ? B : 1], sdy[kD ? B : 1], sdz[kD ? B : 1];
+  __shared__ T sxl[kL ? B : 1], syl[kL ? B : 1], szl[kL ? B : 1];
   __shared__ int32_t pre[kMaxNeighbors + 1], sbeg[kMaxNeighbors];
   __shared__ int ne_s;
   for (int64_t u = blockIdx.x; u < nunits; u += gridDim.x) {
@@ -118,15 +153,21 @@ __global__ void __launch_bounds__(kP2PBlock)
       const bool two = te - t0 > B;  // the same for the whole block
       int32_t i[2];
       bool active[2];
-      T tx[2], ty[2], tz[2], v[2], gx[2], gy[2], gz[2];
+      T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[2], gx[2], gy[2], gz[2];
       for (int k = 0; k < 2; ++k) {
         i[k] = t0 + k * B + threadIdx.x;
         active[k] = i[k] < te;
-        tx[k] = ty[k] = tz[k] = T(0);
+        tx[k] = ty[k] = tz[k] = txl[k] = tyl[k] = tzl[k] = T(0);
         if (active[k]) {
-          tx[k] = near_coord<T>(fr, 0, txyz[3 * int64_t(i[k])]);
-          ty[k] = near_coord<T>(fr, 1, txyz[3 * int64_t(i[k]) + 1]);
-          tz[k] = near_coord<T>(fr, 2, txyz[3 * int64_t(i[k]) + 2]);
+          const double* t = txyz + 3 * int64_t(i[k]);
+          tx[k] = near_coord<T>(fr, 0, t[0]);
+          ty[k] = near_coord<T>(fr, 1, t[1]);
+          tz[k] = near_coord<T>(fr, 2, t[2]);
+          if (kL) {
+            txl[k] = near_coord_lo<T>(fr, 0, t[0]);
+            tyl[k] = near_coord_lo<T>(fr, 1, t[1]);
+            tzl[k] = near_coord_lo<T>(fr, 2, t[2]);
+          }
         }
         v[k] = gx[k] = gy[k] = gz[k] = T(0);
       }
@@ -156,6 +197,11 @@ __global__ void __launch_bounds__(kP2PBlock)
           sx[threadIdx.x] = near_coord<T>(fr, 0, sxyz[3 * si]);
           sy[threadIdx.x] = near_coord<T>(fr, 1, sxyz[3 * si + 1]);
           sz[threadIdx.x] = near_coord<T>(fr, 2, sxyz[3 * si + 2]);
+          if (kL) {
+            sxl[threadIdx.x] = near_coord_lo<T>(fr, 0, sxyz[3 * si]);
+            syl[threadIdx.x] = near_coord_lo<T>(fr, 1, sxyz[3 * si + 1]);
+            szl[threadIdx.x] = near_coord_lo<T>(fr, 2, sxyz[3 * si + 2]);
+          }
           if (kC) sq[threadIdx.x] = q[si];
           if (kD) {
             sdx[threadIdx.x] = d[3 * si];
@@ -167,9 +213,11 @@ __global__ void __launch_bounds__(kP2PBlock)
         const int m = n - j0 < B ? n - j0 : B;
         if (two) {
           if (active[0])
-            p2p_tile<T, kC, kD, kG, 2>(kern, m, sx, sy, sz, sq, sdx, sdy, sdz, tx, ty, tz, v, gx, gy, gz);
+            p2p_tile<T, kC, kD, kG, 2>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
+                                       tzl, v, gx, gy, gz);
         } else if (active[0]) {
-          p2p_tile<T, kC, kD, kG, 1>(kern, m, sx, sy, sz, sq, sdx, sdy, sdz, tx, ty, tz, v, gx, gy, gz);
+          p2p_tile<T, kC, kD, kG, 1>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
+                                     tzl, v, gx, gy, gz);
         }
         __syncthreads();
       }
@@ -196,17 +244,21 @@ __global__ void k_p2p_tpt(Kern kern, int64_t n, DevSet R, DevSet S, DevList nbl,
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
     const NearFrame fr = near_frame(R, b);
-    const T tx = near_coord<T>(fr, 0, txyz[3 * i]), ty = near_coord<T>(fr, 1, txyz[3 * i + 1]),
-            tz = near_coord<T>(fr, 2, txyz[3 * i + 2]);
+    const double* t = txyz + 3 * i;
+    const T tx = near_coord<T>(fr, 0, t[0]), ty = near_coord<T>(fr, 1, t[1]), tz = near_coord<T>(fr, 2, t[2]);
+    const T txl = near_coord_lo<T>(fr, 0, t[0]), tyl = near_coord_lo<T>(fr, 1, t[1]),
+            tzl = near_coord_lo<T>(fr, 2, t[2]);
     T v = T(0), gx = T(0), gy = T(0), gz = T(0);
     for (int64_t e = nbl.offsets[b]; e < nbl.offsets[b + 1]; ++e) {
       const int32_t s = nbl.index[e];
-      for (int64_t j = S.point_begin[s]; j < S.point_end[s]; ++j)
-        kern.template accumulate<kC, kD, kG>(tx - near_coord<T>(fr, 0, sxyz[3 * j]),
-                                             ty - near_coord<T>(fr, 1, sxyz[3 * j + 1]),
-                                             tz - near_coord<T>(fr, 2, sxyz[3 * j + 2]), kC ? q[j] : T(0),
-                                             kD ? d[3 * j] : T(0), kD ? d[3 * j + 1] : T(0),
-                                             kD ? d[3 * j + 2] : T(0), v, gx, gy, gz);
+      for (int64_t j = S.point_begin[s]; j < S.point_end[s]; ++j) {
+        const double* x = sxyz + 3 * j;
+        kern.template accumulate<kC, kD, kG>(
+            near_diff(tx, txl, near_coord<T>(fr, 0, x[0]), near_coord_lo<T>(fr, 0, x[0])),
+            near_diff(ty, tyl, near_coord<T>(fr, 1, x[1]), near_coord_lo<T>(fr, 1, x[1])),
+            near_diff(tz, tzl, near_coord<T>(fr, 2, x[2]), near_coord_lo<T>(fr, 2, x[2])), kC ? q[j] : T(0),
+            kD ? d[3 * j] : T(0), kD ? d[3 * j + 1] : T(0), kD ? d[3 * j + 2] : T(0), v, gx, gy, gz);
+      }
     }
     if (pot) pot[i] = v;
     if (kG) {
