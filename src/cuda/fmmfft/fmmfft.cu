@@ -539,7 +539,8 @@ void execute_cuda(Plan& p, const void* in, void* out, int sign, bool on_context)
 }
 
 // gamma: a strided batched GEMM of the S2M's shape (rows 510, Q 16, M_L 64,
-// 4096 boxes); beta: a 512 MiB device-to-device copy.
+// 4096 boxes); beta: a 512 MiB device-to-device copy; latency: a tiny
+// batched GEMM call, host clock.
 Machine calibrate_cuda(Context& ctx, bool single) {
   DeviceGuard guard(ctx);
   const cudaStream_t st = stream_of(ctx);
@@ -579,6 +580,14 @@ Machine calibrate_cuda(Context& ctx, bool single) {
     GPUFMM_CUDA_CHECK(cudaEventSynchronize(e1));
     GPUFMM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     mach.beta = 2.0 * bytes / (std::max(ms, 1e-3f) * 1e-3);
+    // latency: a tiny batched GEMM, 20 in a row, on the host's clock (the
+    // calls' host cost is what bounds a transform of small N).
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < 20; ++r)
+      cuda::gemm_strided_batched(ctx, dt, GPUFMM_OP_N, GPUFMM_OP_N, 8, 8, 8, al, a, 8, 64, a, 8, 0, be, c, 8, 64, 16);
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+    mach.latency = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 20;
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
   } catch (...) {

@@ -363,7 +363,8 @@ CpuWorkspace cpu_workspace(const Plan& p) {
   return CpuWorkspace{w, w + es * p.cpu->nexp, w + 2 * es * p.cpu->nexp};
 }
 
-// gamma: a 512^3 GEMM on all threads; beta: a 64 MiB copy (read + write).
+// gamma: a 512^3 GEMM on all threads; beta: a 64 MiB copy (read + write);
+// latency: a small batched GEMM call.
 Machine calibrate_cpu(bool single) {
   const int n = 512;
   const gpufmm_dtype_t dt = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
@@ -384,6 +385,13 @@ Machine calibrate_cpu(bool single) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < int64_t(bytes); i += 4096) std::memcpy(&d[i], &s[i], std::min<size_t>(4096, bytes - i));
   m.beta = 2.0 * bytes / std::max(since(t0), 1e-6);
+  // latency: a batched GEMM of 16 tiny products, 20 times.
+  const int reps = 20;
+  t0 = Clock::now();
+  for (int r = 0; r < reps; ++r)
+    cpu::gemm_strided_batched(dt, GPUFMM_OP_N, GPUFMM_OP_N, 8, 8, 8, al, a.data(), 8, 64, a.data(), 8, 0, be,
+                              c.data(), 8, 64, 16);
+  m.latency = since(t0) / reps;
   return m;
 }
 

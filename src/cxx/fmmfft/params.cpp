@@ -150,6 +150,11 @@ Model model(const Params& p, int real_bytes, const Machine& m) {
   r.bytes[kS2T] = w * 3 * C * N;
   r.bytes[kFftP] = w * 2 * C * N;
   r.bytes[kFftM] = w * 2 * C * N;
+  // Calls per stage (kernel launches, BLAS batches, OpenMP regions): what
+  // the roofline leaves out and small N pays; one per level for M2M, M2L,
+  // L2L.
+  const double levels = p.L - p.B;
+  const double calls[kStages] = {1, levels, levels, 1, 1, levels, 1, 1, 1, 1};
   // GEMMs of few rows run below the roofline: R = 2 (P - 1) rows per
   // product (papers/002 sec. 6.3.2: P = 32 is already slower).
   const double rows_eff = std::min(1.0, 2 * P1 / 128.0);
@@ -157,7 +162,7 @@ Model model(const Params& p, int real_bytes, const Machine& m) {
     double g = m.gamma;
     if (s == kS2M || s == kM2M || s == kL2L || s == kL2T || s == kM2L || s == kM2LB) g *= rows_eff;
     if (s == kS2T || s == kM2L || s == kM2LB) g *= 0.5;  // hand-written kernels, not GEMMs
-    r.seconds[s] = std::max(r.flops[s] / g, r.bytes[s] / m.beta);
+    r.seconds[s] = std::max(r.flops[s] / g, r.bytes[s] / m.beta) + calls[s] * m.latency;
     r.total += r.seconds[s];
   }
   return r;

@@ -79,10 +79,11 @@ struct Params {
 };
 
 // The roofline of one backend (sec. 5.4): gamma flop/s of a batched GEMM
-// of the precision, beta bytes/s of a stream copy; measured once per
-// process and device (calibrate), cached.
+// of the precision, beta bytes/s of a stream copy, and latency, the seconds
+// one small batched GEMM call takes (a kernel launch, an OpenMP region);
+// measured once per process and device (calibrate), cached.
 struct Machine {
-  double gamma = 0, beta = 0;
+  double gamma = 0, beta = 0, latency = 0;
 };
 
 // Flops, bytes moved and the model time (eq. 3) of each stage.
