@@ -88,6 +88,7 @@ program fft
   call gpufmm_array_destroy(dy)
   call gpufmm_fft_plan_destroy(plan)
   call gpufmm_context_destroy(ctx)              ! then the context
+  deallocate (x, y, ref, re, im, k)
   if (err > info%eps .or. err_inverse > 2 * info%eps) error stop 'fft: error above eps'
   print '(a)', 'OK'
 
