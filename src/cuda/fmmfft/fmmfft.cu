@@ -250,9 +250,8 @@ __global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int nbp, int64_t 
         continue;
       }
       const bool im_part = r & 1;
-      const double re = im_part ? partner : v, im = im_part ? v : partner;
-      const double zr = re + sign * red_im, zi = im - sign * red_re;  // T - sign i r
-      Z[to] = R(im_part ? rho_re * zi + rho_im * zr : rho_re * zr - rho_im * zi);
+      const Cplx z = post_apply(Rho{rho_re, rho_im}, im_part ? partner : v, im_part ? v : partner, red_re, red_im, sign);
+      Z[to] = R(im_part ? z.im : z.re);
     }
   }
 }

@@ -32,6 +32,20 @@ struct Context {
   bool on_gpu() const { return backend == GPUFMM_BACKEND_CUDA; }
 };
 
+// Base of what lives on a context (plans, tree memory): holds ctx and a
+// child reference on it for the object's lifetime, so that a context with
+// live children refuses to be destroyed. The reference is dropped after the
+// derived object's destructor and members are gone.
+class ContextChild {
+ public:
+  explicit ContextChild(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
+  ~ContextChild() { ctx.children.fetch_sub(1); }
+  ContextChild(const ContextChild&) = delete;
+  ContextChild& operator=(const ContextChild&) = delete;
+
+  Context& ctx;
+};
+
 enum class Reduction { Sum, Min, Max };
 
 inline Context* checked_context(gpufmm_context_s* c, const char* argname = "ctx") {

@@ -81,7 +81,7 @@ struct CpuPlan {
   int64_t nexp = 0;           // reals of mult (and of loc)
   void* fft_p[2] = {};        // along p, in place on T: [0] forward, [1] inverse
   void* fft_m[2] = {};        // along m, T -> out (unaligned out allowed)
-  std::vector<float> s2m_f, m2m_f;
+  std::vector<float> s2m_f, m2m_f;  // the operators rounded once (float plans)
   ~CpuPlan() {
     for (int d = 0; d < 2; ++d) {
       std::lock_guard<std::mutex> lock(planner_mutex());
@@ -257,10 +257,10 @@ struct Stages {
                 out[1] = xi[1];
                 continue;
               }
-              // (re + i im) with im -= sign r_re, re += sign r_im: T - sign i r.
-              const double re = double(acc[r]) + sign * ir[r + 1], im = double(acc[r + 1]) - sign * ir[r];
-              out[r] = R(rho[r] * re - rho[r + 1] * im);
-              out[r + 1] = R(rho[r] * im + rho[r + 1] * re);
+              const Cplx z = post_apply(Rho{rho[r], rho[r + 1]}, double(acc[r]), double(acc[r + 1]), ir[r],
+                                        ir[r + 1], sign);
+              out[r] = R(z.re);
+              out[r + 1] = R(z.im);
             }
           }
       }
@@ -286,6 +286,10 @@ void setup_t(Plan& p) {
   g->single = sizeof(R) == 4;
   const int64_t N = p.par.N, P = p.par.P, M = p.par.M;
   g->nexp = p.level_offset.back();
+  if (g->single) {
+    g->s2m_f.assign(p.s2m.begin(), p.s2m.end());
+    g->m2m_f.assign(p.m2m.begin(), p.m2m.end());
+  }
   const size_t bytes = sizeof(R) * size_t(2 * g->nexp + 2 * N);
   g->work = backend_alloc(p.ctx, bytes, "FMM-FFT workspace (expansions and the FMM output)");
   require(P <= INT32_MAX && M <= INT32_MAX, GPUFMM_ERROR_NOT_SUPPORTED, "n = ", N, " is too large for FFTW's int sizes");
@@ -316,9 +320,13 @@ void execute_t(Plan& p, const void* in, void* out, int sign, int last) {
   const int64_t bad = first_nonfinite(x, 2 * N);
   require(bad < 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in': element ", bad / 2, " has a NaN or Inf ",
           bad % 2 ? "imaginary" : "real", " part");
-  std::vector<R> s2m(p.s2m.begin(), p.s2m.end()), m2m(p.m2m.begin(), p.m2m.end());
+  const R *s2m, *m2m;
+  if constexpr (sizeof(R) == 4)
+    s2m = g.s2m_f.data(), m2m = g.m2m_f.data();
+  else
+    s2m = p.s2m.data(), m2m = p.m2m.data();
   R* mult = static_cast<R*>(g.work);
-  Stages<R> st{p, x, mult, mult + g.nexp, mult + 2 * g.nexp, s2m.data(), m2m.data()};
+  Stages<R> st{p, x, mult, mult + g.nexp, mult + 2 * g.nexp, s2m, m2m};
   std::vector<double> red;
   auto timed = [&](int s, auto&& f) {
     if (s > last) return;

@@ -67,6 +67,16 @@ GPUFMM_HD_INLINE Rho post_factor(int64_t P, int64_t M, int64_t p, int sign) {
   return Rho{cos(a) * s, double(sign) * sin(a) * s};
 }
 
+// POST of one output: z = rho (t - sign i r) for the FMM's output t and its
+// sum r, both complex (re, im).
+struct Cplx {
+  double re, im;
+};
+GPUFMM_HD_INLINE Cplx post_apply(Rho rho, double t_re, double t_im, double r_re, double r_im, int sign) {
+  const double a = t_re + sign * r_im, b = t_im - sign * r_re;  // t - sign i r
+  return Cplx{rho.re * a - rho.im * b, rho.re * b + rho.im * a};
+}
+
 // Leaf point m of M_L mapped to [-1, 1] (sec. 4.4).
 GPUFMM_HD_INLINE double leaf_point(int ml, int m) { return -1.0 + double(2 * m + 1) / double(ml); }
 

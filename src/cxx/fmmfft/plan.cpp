@@ -82,12 +82,6 @@ std::unique_ptr<Plan> make_plan(Context& ctx, const Options& o, const Params& pa
 void CudaPlanDeleter::operator()(CudaPlan*) const {}  // no CUDA plan without CUDA
 #endif
 
-Plan::~Plan() {
-  gpu.reset();
-  cpu.reset();
-  ctx.children.fetch_sub(1);
-}
-
 std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o) {
   const auto t0 = Clock::now();
   validate(o);

@@ -116,14 +116,12 @@ struct CpuPlanDeleter {
   void operator()(CpuPlan* g) const;
 };
 
-class Plan {
+// Members are destroyed in reverse order: the CUDA plan, then the CPU plan,
+// then (ContextChild) the context's child reference.
+class Plan : public ContextChild {
  public:
-  Plan(Context& c, const Options& o) : ctx(c), options(o) { ctx.children.fetch_add(1); }
-  ~Plan();
-  Plan(const Plan&) = delete;
-  Plan& operator=(const Plan&) = delete;
+  Plan(Context& c, const Options& o) : ContextChild(c), options(o) {}
 
-  Context& ctx;
   Options options;
   Params par;
   Machine machine;

@@ -49,11 +49,8 @@ void validate_options(const Options& o) {
 
 // ---------------------------------------------------------------- Memory, Slab
 
-Memory::Memory(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
-
 Memory::~Memory() {
   for (void* p : blocks_) backend_free(ctx, p);
-  ctx.children.fetch_sub(1);
 }
 
 void* Memory::allocate(size_t bytes, const char* what) {

@@ -71,14 +71,11 @@ struct Timings {
 // Memory in a context (host memory for a CPU context, device memory for a
 // GPU one), freed with its owner. It holds the context: a context with live
 // memory refuses destruction.
-class Memory {
+class Memory : public ContextChild {
  public:
-  explicit Memory(Context& ctx);
+  explicit Memory(Context& c) : ContextChild(c) {}
   ~Memory();
-  Memory(const Memory&) = delete;
-  Memory& operator=(const Memory&) = delete;
   void* allocate(size_t bytes, const char* what);
-  Context& ctx;
 
  private:
   std::vector<void*> blocks_;

@@ -47,7 +47,6 @@ Plan::~Plan() {
   gpu.reset();
   stree.reset();
   ttree.reset();
-  ctx.children.fetch_sub(1);
 }
 
 #ifndef GPUFMM_HAVE_CUDA

@@ -135,14 +135,11 @@ struct CudaPlanDeleter {
   void operator()(CudaPlan* g) const;
 };
 
-class Plan {
+class Plan : public ContextChild {
  public:
-  Plan(Context& c, const Options& o) : ctx(c), options(o) { ctx.children.fetch_add(1); }
-  ~Plan();
-  Plan(const Plan&) = delete;
-  Plan& operator=(const Plan&) = delete;
+  Plan(Context& c, const Options& o) : ContextChild(c), options(o) {}
+  ~Plan();  // the CUDA plan before the trees
 
-  Context& ctx;
   Options options;
   Params par;
   int64_t nsrc = 0, ntrg = 0;

@@ -36,12 +36,10 @@ double now() { return omp_get_wtime(); }
 
 // ---------------------------------------------------------------- plan
 
-LaplacePlan::LaplacePlan(Context& c) : ctx(c) { ctx.children.fetch_add(1); }
 LaplacePlan::~LaplacePlan() {
   gpu.reset();
   lists.reset();
   tree.reset();
-  ctx.children.fetch_sub(1);
 }
 
 bool LaplacePlan::cpu_pipeline() const { return !ctx.on_gpu(); }

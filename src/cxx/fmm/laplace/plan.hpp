@@ -207,14 +207,11 @@ struct LaplaceWorkspace {
   std::vector<T> rot_lanes, coax_lanes;
 };
 
-class LaplacePlan {
+class LaplacePlan : public ContextChild {  // ctx: the user's context
  public:
-  explicit LaplacePlan(Context& ctx);  // takes a child reference on ctx
-  ~LaplacePlan();
-  LaplacePlan(const LaplacePlan&) = delete;
-  LaplacePlan& operator=(const LaplacePlan&) = delete;
+  explicit LaplacePlan(Context& c) : ContextChild(c) {}
+  ~LaplacePlan();  // the CUDA plan, the lists, then the tree
 
-  Context& ctx;                       // the user's context
   LaplaceOptions options;             // effective options (see laplace_p_certifies)
   int p = 0;
   int l_max = 0;
