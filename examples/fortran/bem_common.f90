@@ -203,7 +203,7 @@ contains
     call solve('(a) capacitance, f = 1', f, sigma)
     q = sum(w * sigma)
     err_q = abs(q - 1)
-    print '(a, f15.12, a, es9.2)', '    total charge Q = ', q, ', |Q - 1| = ', err_q
+    print '(a, f14.12, a, es8.2)', '    total charge Q = ', q, ', |Q - 1| = ', err_q
 
     f = 1 / norm2(x - spread(x0, 2, n), dim=1)
     call solve('(b) f = 1/|x - x0|, x0 = (0.3, -0.2, 0.25)', f, sigma)
@@ -214,10 +214,10 @@ contains
     call exterior(w * sigma, y, u)
     exact = 1 / norm2(y - spread(x0, 2, nout), dim=1)
     err_out = maxval(abs(u - exact) / abs(exact))
-    print '(a, i0, a, es9.2)', '    max relative error of u at ', nout, ' points at radius 2 to 3: ', err_out
+    print '(a, i0, a, es8.2)', '    max relative error of u at ', nout, ' points at radius 2 to 3: ', err_out
 
     if (check_accuracy .and. .not. (err_q <= tol_check .and. err_out <= tol_check)) then
-       print '(a, es8.1)', '|Q - 1| or the exterior error is above ', tol_check
+       print '(a, es7.1)', '    |Q - 1| or the exterior error is above ', tol_check
        ok = .false.
     end if
     deallocate (f, sigma)
@@ -236,8 +236,8 @@ contains
       sol = 0
       t0 = clock()
       call gmres(single_layer_apply, rhs, sol, iters, relres, tol)
-      print '(a, i0, a, es9.2, a, es9.2, a, i0, a, a, a, a, a)', '    GMRES: ', iters, &
-           ' iterations, relative residual ', relres, ' (tol ', tol, '); ', matvec_count, &
+      print '(a, i0, a, es8.2, a, es8.2, a, i0, a, a, a, a, a)', '    GMRES iterations ', iters, &
+           ', relative residual ', relres, ' (tol ', tol, '); ', matvec_count, &
            ' products, ', seconds_string(matvec_seconds / max(1, matvec_count)), ' s each; solve ', &
            seconds_string(clock() - t0), ' s'
       if (.not. relres <= tol) then

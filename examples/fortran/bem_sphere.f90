@@ -132,7 +132,7 @@ program bem_sphere
   t_start = clock()
   call arguments(n, eps, device)
   tol = max(1e-8_dp, 10 * eps)
-  print '(a, i0, a, es8.1, a, es8.1)', 'BEM, exterior Dirichlet problem on the unit sphere: N = ', n, &
+  print '(a, i0, a, es7.1, a, es7.1)', 'BEM, exterior Dirichlet problem on the unit sphere: N = ', n, &
        ', FMM eps = ', eps, ', GMRES tol = ', tol
   allocate (x(3, n), w(n))
   call sphere_points(n, x, w)
