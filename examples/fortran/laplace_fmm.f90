@@ -14,7 +14,9 @@
 !
 ! It prints the requested eps, the backend (the GPU's name, or the CPU's)
 ! and the number of OpenMP threads of the CPU (OMP_NUM_THREADS; see README,
-! "CPU threads").
+! "CPU threads"), read with omp_lib: compile it with -fopenmp (gfortran),
+! e.g. gfortran -fopenmp laplace_fmm.f90 -I<prefix>/include/gpufmm/fortran
+! -L<prefix>/lib -lgpufmm_fortran -lgpufmm -Wl,-rpath,<prefix>/lib.
 !
 ! Usage: laplace_fmm_f [N]   (N also from the environment variable
 ! GPUFMM_EXAMPLE_N; default 100000). Runs on the first GPU if there is one,
