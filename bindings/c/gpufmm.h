@@ -1,6 +1,18 @@
 /*
  * gpufmm.h - the C interface of gpufmm (valid C99, usable from C++).
  *
+ * Citations. "papers/000" .. "papers/002" below name the papers gpufmm
+ * implements (full references in docs/references.md of the source tree):
+ *   papers/000  N. A. Gumerov and R. Duraiswami, "Fast multipole methods on
+ *               graphics processors", J. Comput. Phys. 227, 8290-8313 (2008)
+ *               (the Laplace FMM; numbering of the 2007 preprint);
+ *   papers/001  N. Vaughn, L. Wilson and R. Krasny, "A GPU-accelerated
+ *               barycentric Lagrange treecode", arXiv:2003.01836 (2020);
+ *   papers/002  C. Cecka, "Low communication FMM-accelerated FFT on GPUs",
+ *               Proc. SC17 (2017), doi:10.1145/3126908.3126919.
+ * "eq. N", "Table N" and "sec. N" are the numbering of the paper cited
+ * with them, or of the paper named at the head of their section.
+ *
  * Conventions
  *  - Every function returns a gpufmm_status_t; GPUFMM_SUCCESS (0) means it
  *    worked. Outputs come back through pointer arguments, which are left
