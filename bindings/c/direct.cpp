@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "array/array.hpp"
 #include "core/context.hpp"
@@ -259,6 +260,60 @@ extern "C" gpufmm_status_t gpufmm_direct(gpufmm_context_t ctx, const gpufmm_kern
     Context* c = checked_context(ctx);
     const kernels::KernelDesc k = kernel_desc(kernel, "kernel");
     direct_host(*c, k, precision, nsrc, sources, charges, nullptr, ntrg, targets, pot, grad);
+  });
+}
+
+extern "C" gpufmm_status_t gpufmm_laplace_direct_nd(gpufmm_context_t ctx, int precision, int nd, int64_t nsrc,
+                                                    const double* sources, const double* charges,
+                                                    const double* dipoles, int64_t ntrg, const double* targets,
+                                                    double* pot, double* grad, double* hess) {
+  return guard("gpufmm_laplace_direct_nd", [&] {
+    Context* c = checked_context(ctx);
+    const gpufmm_dtype_t dt = checked_precision(precision, "argument 'precision'");
+    require(nd >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'nd' = ", nd, " is not positive");
+    check_count(nsrc, "nsrc");
+    if (targets != nullptr) check_count(ntrg, "ntrg");
+    require(charges != nullptr || dipoles != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "arguments 'charges' and 'dipoles' are both NULL: the sources carry nothing");
+    require(pot != nullptr || grad != nullptr || hess != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "arguments 'pot', 'grad' and 'hess' are all NULL: nothing to compute");
+    check_points(sources, nsrc, "sources");
+    if (targets != nullptr) check_points(targets, ntrg, "targets");
+    check_values(charges, nsrc * nd, 1, "charges", "value");
+    check_values(dipoles, nsrc * nd * 3, 1, "dipoles", "value");
+    const int64_t nt = targets != nullptr ? ntrg : nsrc;
+    if (nt == 0) return;
+    // One density at a time into scratch (nothing written on error), then
+    // scattered into the interleaved outputs.
+    const size_t ns = size_t(nsrc), n = size_t(nt), m = size_t(nd);
+    std::vector<double> q(charges ? ns : 0), d(dipoles ? 3 * ns : 0), P(pot ? m * n : 0), G(grad || hess ? m * 3 * n : 0),
+        H(hess ? m * 6 * n : 0);
+    for (size_t k = 0; k < m; ++k) {
+      for (size_t j = 0; j < ns; ++j) {
+        if (charges) q[j] = charges[k + m * j];
+        if (dipoles)
+          for (int c = 0; c < 3; ++c) d[3 * j + c] = dipoles[k + m * (c + 3 * j)];
+      }
+      nearfield::DirectArgs a;
+      a.nsrc = nsrc;
+      a.sources = sources;
+      a.charges = charges ? q.data() : nullptr;
+      a.dipoles = dipoles ? d.data() : nullptr;
+      a.ntrg = nt;
+      a.targets = targets != nullptr ? targets : sources;
+      a.pot = pot ? P.data() + k * n : nullptr;
+      a.grad = grad || hess ? G.data() + k * 3 * n : nullptr;
+      a.hess = hess ? H.data() + k * 6 * n : nullptr;
+      nearfield::direct(*c, kernels::KernelDesc{}, dt, a);
+    }
+    for (size_t k = 0; k < m; ++k)
+      for (size_t i = 0; i < n; ++i) {
+        if (pot) pot[k + m * i] = P[k * n + i];
+        if (grad)
+          for (int c = 0; c < 3; ++c) grad[k + m * (c + 3 * i)] = G[k * 3 * n + 3 * i + c];
+        if (hess)
+          for (int c = 0; c < 6; ++c) hess[k + m * (c + 6 * i)] = H[k * 6 * n + 6 * i + c];
+      }
   });
 }
 

@@ -1,6 +1,18 @@
 /*
  * gpufmm.h - the C interface of gpufmm (valid C99, usable from C++).
  *
+ * Citations. "papers/000" .. "papers/002" below name the papers gpufmm
+ * implements (full references in docs/references.md of the source tree):
+ *   papers/000  N. A. Gumerov and R. Duraiswami, "Fast multipole methods on
+ *               graphics processors", J. Comput. Phys. 227, 8290-8313 (2008)
+ *               (the Laplace FMM; numbering of the 2007 preprint);
+ *   papers/001  N. Vaughn, L. Wilson and R. Krasny, "A GPU-accelerated
+ *               barycentric Lagrange treecode", arXiv:2003.01836 (2020);
+ *   papers/002  C. Cecka, "Low communication FMM-accelerated FFT on GPUs",
+ *               Proc. SC17 (2017), doi:10.1145/3126908.3126919.
+ * "eq. N", "Table N" and "sec. N" are the numbering of the paper cited
+ * with them, or of the paper named at the head of their section.
+ *
  * Conventions
  *  - Every function returns a gpufmm_status_t; GPUFMM_SUCCESS (0) means it
  *    worked. Outputs come back through pointer arguments, which are left
@@ -530,6 +542,30 @@ gpufmm_status_t gpufmm_laplace_evaluate_arrays(gpufmm_laplace_plan_t plan, gpufm
                                                gpufmm_array_t dipoles, gpufmm_array_t pot,
                                                gpufmm_array_t grad);
 
+/* Several densities on the plan's geometry in one call (one tree, one set
+ * of lists and translation tables), and the Hessian. nd >= 1 densities,
+ * interleaved as FMM3D stores them (Fortran charge(nd,n), dipvec(nd,3,n),
+ * pot(nd,n), grad(nd,3,n), hess(nd,6,n)): density k of source j is
+ * charges[k + nd*j], its dipole component c is dipoles[k + nd*(c + 3*j)];
+ * pot[k + nd*i], grad[k + nd*(c + 3*i)], hess[k + nd*(c + 6*i)] with the
+ * Hessian's components c in the order xx, yy, zz, xy, xz, yz (the second
+ * derivatives of phi at the target). NULL for what the sources do not carry
+ * (not both) and what is not wanted (not all three). nd = 1 and hess NULL is
+ * gpufmm_laplace_evaluate. The accuracy eps of the plan is that of the
+ * potential and gradient; the Hessian, one derivative further, is measured
+ * in docs/laplace_fmm.md (relative L2 error up to ~10 eps).
+ * Errors as gpufmm_laplace_evaluate, plus INVALID_ARGUMENT for nd < 1 (a bad
+ * charge or dipole value is named with its source and density). */
+gpufmm_status_t gpufmm_laplace_evaluate_nd(gpufmm_laplace_plan_t plan, int nd, const double* charges,
+                                           const double* dipoles, double* pot, double* grad, double* hess);
+
+/* The same with gpufmm arrays on the plan's context (dtype = the plan's
+ * precision; element counts nd*nsrc, 3*nd*nsrc, nd*ntrg, 3*nd*ntrg,
+ * 6*nd*ntrg). Errors as gpufmm_laplace_evaluate_arrays. */
+gpufmm_status_t gpufmm_laplace_evaluate_nd_arrays(gpufmm_laplace_plan_t plan, int nd, gpufmm_array_t charges,
+                                                  gpufmm_array_t dipoles, gpufmm_array_t pot, gpufmm_array_t grad,
+                                                  gpufmm_array_t hess);
+
 /* Truncation number, depth, sizes and the per-stage times of the last
  * evaluate. Errors: INVALID_HANDLE, INVALID_ARGUMENT (info NULL). */
 gpufmm_status_t gpufmm_laplace_plan_info(gpufmm_laplace_plan_t plan, gpufmm_laplace_info_t* info);
@@ -553,6 +589,14 @@ gpufmm_status_t gpufmm_laplace_direct(gpufmm_context_t ctx, int precision, int64
                                       const double* sources, const double* charges,
                                       const double* dipoles, int64_t ntrg, const double* targets,
                                       double* pot, double* grad);
+
+/* gpufmm_laplace_direct for nd densities and with the Hessian, in the
+ * layout of gpufmm_laplace_evaluate_nd. Errors as gpufmm_laplace_direct,
+ * plus INVALID_ARGUMENT for nd < 1. */
+gpufmm_status_t gpufmm_laplace_direct_nd(gpufmm_context_t ctx, int precision, int nd, int64_t nsrc,
+                                         const double* sources, const double* charges, const double* dipoles,
+                                         int64_t ntrg, const double* targets, double* pot, double* grad,
+                                         double* hess);
 
 /* ------------------------------------------------------------------------ */
 /* Pair kernels and the direct sum for every kernel                           */

@@ -90,6 +90,24 @@ gpufmm_laplace_info_t laplace_info(const fmm::LaplacePlan& plan) {
   return info;
 }
 
+// gpufmm_laplace_evaluate (nd_api false: nd 1, no hess) and _nd with host arrays.
+void laplace_evaluate_host(gpufmm_laplace_plan_t plan, int nd, bool nd_api, const double* charges,
+                           const double* dipoles, double* pot, double* grad, double* hess) {
+  fmm::PlanObject* h = checked_laplace_plan(plan);
+  std::lock_guard<std::mutex> lock(h->mutex);
+  fmm::LaplaceEvalArgs a;
+  a.dtype = GPUFMM_FLOAT64;
+  a.on_context = false;
+  a.nd_api = nd_api;
+  a.nd = nd;
+  a.charges = charges;
+  a.dipoles = dipoles;
+  a.pot = pot;
+  a.grad = grad;
+  a.hess = hess;
+  fmm::laplace_evaluate(*h->plan, a);
+}
+
 }  // namespace capi
 }  // namespace gpufmm
 
@@ -123,18 +141,8 @@ gpufmm_status_t gpufmm_laplace_plan_destroy(gpufmm_laplace_plan_t plan) {
 
 gpufmm_status_t gpufmm_laplace_evaluate(gpufmm_laplace_plan_t plan, const double* charges,
                                         const double* dipoles, double* pot, double* grad) {
-  return guard("gpufmm_laplace_evaluate", [&] {
-    fmm::PlanObject* h = checked_laplace_plan(plan);
-    std::lock_guard<std::mutex> lock(h->mutex);
-    fmm::LaplaceEvalArgs a;
-    a.dtype = GPUFMM_FLOAT64;
-    a.on_context = false;
-    a.charges = charges;
-    a.dipoles = dipoles;
-    a.pot = pot;
-    a.grad = grad;
-    fmm::laplace_evaluate(*h->plan, a);
-  });
+  return guard("gpufmm_laplace_evaluate",
+               [&] { capi::laplace_evaluate_host(plan, 1, false, charges, dipoles, pot, grad, nullptr); });
 }
 
 gpufmm_status_t gpufmm_laplace_evaluate_arrays(gpufmm_laplace_plan_t plan, gpufmm_array_t charges,
@@ -151,6 +159,35 @@ gpufmm_status_t gpufmm_laplace_evaluate_arrays(gpufmm_laplace_plan_t plan, gpufm
     a.dipoles = plan_array_data(P.ctx, P.options.precision, dipoles, 3 * P.nsrc, "dipoles");
     a.pot = plan_array_data(P.ctx, P.options.precision, pot, P.ntrg, "pot");
     a.grad = plan_array_data(P.ctx, P.options.precision, grad, 3 * P.ntrg, "grad");
+    fmm::laplace_evaluate(*h->plan, a);
+  });
+}
+
+gpufmm_status_t gpufmm_laplace_evaluate_nd(gpufmm_laplace_plan_t plan, int nd, const double* charges,
+                                           const double* dipoles, double* pot, double* grad, double* hess) {
+  return guard("gpufmm_laplace_evaluate_nd",
+               [&] { capi::laplace_evaluate_host(plan, nd, true, charges, dipoles, pot, grad, hess); });
+}
+
+gpufmm_status_t gpufmm_laplace_evaluate_nd_arrays(gpufmm_laplace_plan_t plan, int nd, gpufmm_array_t charges,
+                                                  gpufmm_array_t dipoles, gpufmm_array_t pot, gpufmm_array_t grad,
+                                                  gpufmm_array_t hess) {
+  return guard("gpufmm_laplace_evaluate_nd_arrays", [&] {
+    fmm::PlanObject* h = checked_laplace_plan(plan);
+    std::lock_guard<std::mutex> lock(h->mutex);
+    require(nd >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'nd' = ", nd, " is not positive");
+    const fmm::LaplacePlan& P = *h->plan;
+    const gpufmm_dtype_t dt = P.options.precision;
+    fmm::LaplaceEvalArgs a;
+    a.dtype = dt;
+    a.on_context = true;
+    a.nd_api = true;
+    a.nd = nd;
+    a.charges = plan_array_data(P.ctx, dt, charges, nd * P.nsrc, "charges");
+    a.dipoles = plan_array_data(P.ctx, dt, dipoles, nd * 3 * P.nsrc, "dipoles");
+    a.pot = plan_array_data(P.ctx, dt, pot, nd * P.ntrg, "pot");
+    a.grad = plan_array_data(P.ctx, dt, grad, nd * 3 * P.ntrg, "grad");
+    a.hess = plan_array_data(P.ctx, dt, hess, nd * 6 * P.ntrg, "hess");
     fmm::laplace_evaluate(*h->plan, a);
   });
 }

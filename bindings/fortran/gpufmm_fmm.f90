@@ -98,6 +98,7 @@ module gpufmm_fmm
   public :: gpufmm_laplace_options_init, gpufmm_laplace_plan_create, gpufmm_laplace_plan_destroy
   public :: gpufmm_laplace_evaluate, gpufmm_laplace_evaluate_arrays, gpufmm_laplace_plan_info
   public :: gpufmm_laplace_direct, gpufmm_laplace
+  public :: gpufmm_laplace_evaluate_nd, gpufmm_laplace_direct_nd
   public :: gpufmm_laplace_plan_associated, gpufmm_laplace_plan_c_ptr
 
   ! ------------------------------------------------------------------ raw C interfaces (private)
@@ -165,6 +166,26 @@ module gpufmm_fmm
        real(c_double), intent(inout), optional :: pot(*), grad(*)
        integer(c_int) :: s
      end function c_direct
+     function c_evaluate_nd(plan, nd, charges, dipoles, pot, grad, hess) &
+          bind(c, name='gpufmm_laplace_evaluate_nd') result(s)
+       import :: c_int, c_double, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int), value :: nd
+       real(c_double), intent(in), optional :: charges(*), dipoles(*)
+       real(c_double), intent(inout), optional :: pot(*), grad(*), hess(*)
+       integer(c_int) :: s
+     end function c_evaluate_nd
+     function c_direct_nd(ctx, precision, nd, nsrc, sources, charges, dipoles, ntrg, targets, pot, grad, hess) &
+          bind(c, name='gpufmm_laplace_direct_nd') result(s)
+       import :: c_int, c_int64_t, c_double, c_ptr
+       type(c_ptr), value :: ctx
+       integer(c_int), value :: precision, nd
+       integer(c_int64_t), value :: nsrc, ntrg
+       real(c_double), intent(in) :: sources(*)
+       real(c_double), intent(in), optional :: charges(*), dipoles(*), targets(*)
+       real(c_double), intent(inout), optional :: pot(*), grad(*), hess(*)
+       integer(c_int) :: s
+     end function c_direct_nd
   end interface
 
   !> The handle queries of gpufmm_core under this type's names.
@@ -300,6 +321,75 @@ contains
          'gpufmm_laplace_evaluate_arrays')
   end subroutine gpufmm_laplace_evaluate_arrays
 
+  !> The shapes of the nd-density arrays (FMM3D's layout): charges(nd, nsrc),
+  !> dipoles(nd, 3, nsrc), pot(nd, ntrg), grad(nd, 3, ntrg), hess(nd, 6,
+  !> ntrg); nd from the first input present. '' when they agree, else what
+  !> does not.
+  function nd_shapes(nsrc, ntrg, nd, charges, dipoles, pot, grad, hess) result(msg)
+    integer(int64), intent(in) :: nsrc, ntrg
+    integer, intent(out) :: nd
+    real(real64), intent(in), optional :: charges(:, :), dipoles(:, :, :), pot(:, :), grad(:, :, :), hess(:, :, :)
+    character(len=:), allocatable :: msg
+    msg = ''
+    nd = 0
+    if (present(charges)) nd = size(charges, 1)
+    if (nd == 0 .and. present(dipoles)) nd = size(dipoles, 1)
+    if (present(charges)) call want('charges', shape(charges, kind=int64), [int(nd, int64), nsrc])
+    if (present(dipoles)) call want('dipoles', shape(dipoles, kind=int64), [int(nd, int64), 3_int64, nsrc])
+    if (present(pot)) call want('pot', shape(pot, kind=int64), [int(nd, int64), ntrg])
+    if (present(grad)) call want('grad', shape(grad, kind=int64), [int(nd, int64), 3_int64, ntrg])
+    if (present(hess)) call want('hess', shape(hess, kind=int64), [int(nd, int64), 6_int64, ntrg])
+  contains
+    subroutine want(name, got, expected)
+      character(len=*), intent(in) :: name
+      integer(int64), intent(in) :: got(:), expected(:)
+      if (len(msg) > 0 .or. all(got == expected)) return
+      msg = 'argument ''' // name // ''' has shape ' // dims(got) // ', not ' // dims(expected) // &
+           ' (nd from the first input)'
+    end subroutine want
+    function dims(v) result(t)
+      integer(int64), intent(in) :: v(:)
+      character(len=:), allocatable :: t
+      integer :: k
+      t = '('
+      do k = 1, size(v)
+         t = t // itoa(v(k))
+         if (k < size(v)) t = t // ', '
+      end do
+      t = t // ')'
+    end function dims
+  end function nd_shapes
+
+  !> Several densities on the plan's geometry in one call, and the Hessian
+  !> (gpufmm_laplace_evaluate_nd): charges(nd, nsrc) and/or dipoles(nd, 3,
+  !> nsrc) in, pot(nd, ntrg), grad(nd, 3, ntrg) and/or hess(nd, 6, ntrg)
+  !> out (FMM3D's layouts; the Hessian's order xx, yy, zz, xy, xz, yz).
+  !> Leave out what is absent or not wanted. Errors as
+  !> gpufmm_laplace_evaluate; SIZE_MISMATCH when the shapes disagree.
+  subroutine gpufmm_laplace_evaluate_nd(plan, charges, dipoles, pot, grad, hess, status)
+    type(gpufmm_laplace_plan), intent(in) :: plan
+    real(real64), intent(in), optional, contiguous :: charges(:, :), dipoles(:, :, :)
+    real(real64), intent(inout), optional, contiguous :: pot(:, :), grad(:, :, :), hess(:, :, :)
+    integer, optional, intent(out) :: status
+    character(len=*), parameter :: where = 'gpufmm_laplace_evaluate_nd'
+    type(c_laplace_info) :: ci
+    character(len=:), allocatable :: msg
+    integer(c_int) :: s
+    integer :: nd
+    s = c_plan_info(gpufmm_c_ptr(plan), ci)  ! the plan's sizes (and a live handle)
+    if (s /= GPUFMM_SUCCESS) then
+       call gpufmm_check_status(s, status, where)
+       return
+    end if
+    msg = nd_shapes(ci%nsrc, ci%ntrg, nd, charges, dipoles, pot, grad, hess)
+    if (len(msg) > 0) then
+       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
+       return
+    end if
+    s = c_evaluate_nd(gpufmm_c_ptr(plan), int(max(nd, 1), c_int), charges, dipoles, pot, grad, hess)
+    call gpufmm_check_status(s, status, where)
+  end subroutine gpufmm_laplace_evaluate_nd
+
   ! ================================================================== one-shot FMM and direct sum
 
   !> One shot: plan with default options and this eps, evaluate once,
@@ -347,6 +437,40 @@ contains
     call gpufmm_check_status(c_direct(gpufmm_context_c_ptr(ctx), prec, nsrc, sources, charges, dipoles, &
          ntrg, targets, pot, grad), status, where)
   end subroutine gpufmm_laplace_direct
+
+  !> gpufmm_laplace_direct for nd densities and with the Hessian, in the
+  !> layouts of gpufmm_laplace_evaluate_nd; sources(3, nsrc), targets(3,
+  !> ntrg) (leave out: at the sources).
+  subroutine gpufmm_laplace_direct_nd(ctx, sources, charges, dipoles, targets, pot, grad, hess, precision, status)
+    type(gpufmm_context), intent(in) :: ctx
+    real(real64), intent(in), contiguous :: sources(:, :)
+    real(real64), intent(in), optional, contiguous :: charges(:, :), dipoles(:, :, :), targets(:, :)
+    real(real64), intent(inout), optional, contiguous :: pot(:, :), grad(:, :, :), hess(:, :, :)
+    integer, intent(in), optional :: precision
+    integer, optional, intent(out) :: status
+    character(len=*), parameter :: where = 'gpufmm_laplace_direct_nd'
+    character(len=:), allocatable :: msg
+    integer(int64) :: nsrc, ntrg
+    integer(c_int) :: prec
+    integer :: nd
+    prec = GPUFMM_FLOAT64
+    if (present(precision)) prec = int(precision, c_int)
+    nsrc = size(sources, 2, kind=int64)
+    ntrg = nsrc
+    if (present(targets)) ntrg = size(targets, 2, kind=int64)
+    msg = ''
+    if (size(sources, 1) /= 3) msg = 'argument sources is not 3 x nsrc'
+    if (present(targets)) then
+       if (size(targets, 1) /= 3) msg = 'argument targets is not 3 x ntrg'
+    end if
+    if (len(msg) == 0) msg = nd_shapes(nsrc, ntrg, nd, charges, dipoles, pot, grad, hess)
+    if (len(msg) > 0) then
+       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
+       return
+    end if
+    call gpufmm_check_status(c_direct_nd(gpufmm_context_c_ptr(ctx), prec, int(max(nd, 1), c_int), nsrc, sources, &
+         charges, dipoles, ntrg, targets, pot, grad, hess), status, where)
+  end subroutine gpufmm_laplace_direct_nd
 
   ! ================================================================== handles
 

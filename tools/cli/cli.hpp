@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@ struct Subcommand {
   const char* name;
   const char* summary;  // one line for `gpufmm help`
   int (*run)(const std::vector<std::string>& args);  // args after the subcommand name
+  // The subcommand's usage text, to `out`: `gpufmm <name> --help` (or -h, or
+  // `gpufmm help <name>`) prints it to stdout and exits 0 without running
+  // the subcommand; the subcommand prints it to stderr on a bad argument.
+  void (*usage)(FILE* out);
 };
 
 bool register_subcommand(const Subcommand& s);
@@ -73,5 +78,5 @@ double rel_l2(const std::vector<double>& a, const std::vector<int64_t>& idx, con
 
 }  // namespace gpufmm_cli
 
-#define GPUFMM_SUBCOMMAND(ident, name, summary, fn) \
-  static const bool ident##_registered = ::gpufmm_cli::register_subcommand({name, summary, fn})
+#define GPUFMM_SUBCOMMAND(ident, name, summary, fn, usage_fn) \
+  static const bool ident##_registered = ::gpufmm_cli::register_subcommand({name, summary, fn, usage_fn})

@@ -94,10 +94,6 @@ void print_stage(const char* name, double t, double total, double model) {
 }
 
 int run_fft(const std::vector<std::string>& args) {
-  if (gpufmm_cli::has_flag(args, "--help") || gpufmm_cli::has_flag(args, "-h")) {
-    usage(stdout);
-    return 0;
-  }
   if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--p", "--ml", "--b", "--q", "--tune", "--check", "--seed"},
                                {"--double", "--single", "--inverse", "--cpu", "--gpu"})) {
     usage(stderr);
@@ -242,4 +238,4 @@ int run_fft(const std::vector<std::string>& args) {
 }  // namespace
 
 GPUFMM_SUBCOMMAND(fft, "fft", "FMM-accelerated FFT on random input: parameters, stage profile vs roofline, error",
-                  run_fft);
+                  run_fft, usage);

@@ -19,8 +19,8 @@ using gpufmm_cli::parse_double;
 using gpufmm_cli::parse_int;
 using gpufmm_cli::rel_l2;
 
-void usage() {
-  std::fprintf(stderr,
+void usage(FILE* out) {
+  std::fprintf(out,
                "usage: gpufmm fmm --n N [--eps E] [--dist uniform|ellipsoid|plummer|clusters] [--grad]\n"
                "                  [--float] [--check K] [--cpu|--gpu] [--targets M] [--seed S]\n"
                "  --n        number of sources (required); charges uniform in (0, 1) as in papers/000\n"
@@ -43,7 +43,7 @@ int fail(const char* what) {
 int run_fmm(const std::vector<std::string>& args) {
   if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed"},
                                {"--grad", "--float", "--cpu", "--gpu"})) {
-    usage();
+    usage(stderr);
     return 2;
   }
   long long n = -1, m = -1, check = 200, seed = 1;
@@ -54,19 +54,19 @@ int run_fmm(const std::vector<std::string>& args) {
       !parse_double(gpufmm_cli::option_value(args, "--eps", "1e-6"), eps) ||
       !parse_int(gpufmm_cli::option_value(args, "--check", "200"), check) || check < 0 ||
       !parse_int(gpufmm_cli::option_value(args, "--seed", "1"), seed)) {
-    usage();
+    usage(stderr);
     return 2;
   }
   gpufmm_test::Dist dist;
   if (!gpufmm_test::parse_dist(gpufmm_cli::option_value(args, "--dist", "uniform"), dist)) {
-    usage();
+    usage(stderr);
     return 2;
   }
   const bool want_grad = gpufmm_cli::has_flag(args, "--grad");
   const bool single = gpufmm_cli::has_flag(args, "--float");
   int device;
   if (!gpufmm_cli::parse_device(args, device)) {
-    usage();
+    usage(stderr);
     return 2;
   }
 
@@ -107,8 +107,12 @@ int run_fmm(const std::vector<std::string>& args) {
   std::printf("gpufmm fmm: %s, %lld sources, %s targets, %s precision, eps %.1e, %s\n",
               gpufmm_test::dist_name(dist), n, m > 0 ? std::to_string(m).c_str() : "the same",
               single ? "single" : "double", eps, dev.name);
-  std::printf("p = %d, l_max = %d, boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
-              info.p, info.l_max, static_cast<long long>(info.source_boxes),
+  // Below depth 2 no box is well separated from another: no expansion is
+  // formed, and the plan's p is unused.
+  const std::string p_text = info.l_max >= 2 ? std::to_string(info.p)
+                                             : "- (depth " + std::to_string(info.l_max) + ": direct sum only)";
+  std::printf("p = %s, l_max = %d, boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
+              p_text.c_str(), info.l_max, static_cast<long long>(info.source_boxes),
               static_cast<long long>(info.target_boxes), static_cast<long long>(info.m2l_translations),
               static_cast<long long>(info.p2p_pairs));
   std::printf("plan: %.4f s\n\n", info.plan_seconds);
@@ -147,4 +151,4 @@ int run_fmm(const std::vector<std::string>& args) {
 }  // namespace
 
 GPUFMM_SUBCOMMAND(fmm, "fmm", "Laplace FMM on generated points: profile (papers/000 Table 8) and error",
-                  run_fmm);
+                  run_fmm, usage);

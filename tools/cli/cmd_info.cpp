@@ -26,8 +26,18 @@ static void print_device(int device) {
   gpufmm_context_destroy(ctx);
 }
 
+static void usage_info(FILE* out) {
+  std::fprintf(out,
+               "usage: gpufmm info\n"
+               "  prints the library version, the backends built in (CPU; CUDA if built), the number\n"
+               "  of CUDA devices found, and the CPU and each GPU (name, cores or SMs, memory)\n");
+}
+
 static int run_info(const std::vector<std::string>& args) {
-  if (!gpufmm_cli::check_known(args, {}, {})) return 2;
+  if (!gpufmm_cli::check_known(args, {}, {})) {
+    usage_info(stderr);
+    return 2;
+  }
   std::printf("gpufmm %s\n", gpufmm_version(nullptr, nullptr, nullptr));
   std::printf("backends built in: CPU (OpenMP)%s\n", gpufmm_cuda_built() ? ", CUDA" : "");
   int ndev = 0;
@@ -38,4 +48,4 @@ static int run_info(const std::vector<std::string>& args) {
   return 0;
 }
 
-GPUFMM_SUBCOMMAND(info, "info", "version, backends built in, devices found", run_info);
+GPUFMM_SUBCOMMAND(info, "info", "version, backends built in, devices found", run_info, usage_info);

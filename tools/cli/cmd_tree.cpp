@@ -13,8 +13,8 @@ namespace {
 
 using gpufmm_cli::parse_int;
 
-void usage() {
-  std::fprintf(stderr,
+void usage(FILE* out) {
+  std::fprintf(out,
                "usage: gpufmm tree --n N [--m M] [--dist uniform|ellipsoid|plummer|clusters]\n"
                "                   [--smax S | --lmax L] [--adaptive] [--seed K] [--repeat R] [--cpu|--gpu]\n"
                "  --n       number of sources (required)\n"
@@ -42,35 +42,35 @@ void list_cell(const gpufmm_tree_list_stats_t& s) {
 int run_tree(const std::vector<std::string>& args) {
   if (!gpufmm_cli::check_known(args, {"--n", "--m", "--dist", "--smax", "--lmax", "--seed", "--repeat"},
                                {"--cpu", "--gpu", "--adaptive"})) {
-    usage();
+    usage(stderr);
     return 2;
   }
   long long n = -1, m = -1, smax = 64, lmax = -1, seed = 1, repeat = 3;
   const std::string ns = gpufmm_cli::option_value(args, "--n", "");
   if (ns.empty() || !parse_int(ns, n) || n < 0) {
-    usage();
+    usage(stderr);
     return 2;
   }
   const std::string ms = gpufmm_cli::option_value(args, "--m", "");
   if (!ms.empty() && (!parse_int(ms, m) || m < 0)) {
-    usage();
+    usage(stderr);
     return 2;
   }
   if (!parse_int(gpufmm_cli::option_value(args, "--smax", "64"), smax) ||
       !parse_int(gpufmm_cli::option_value(args, "--lmax", "-1"), lmax) ||
       !parse_int(gpufmm_cli::option_value(args, "--seed", "1"), seed) ||
       !parse_int(gpufmm_cli::option_value(args, "--repeat", "3"), repeat) || repeat < 1) {
-    usage();
+    usage(stderr);
     return 2;
   }
   gpufmm_test::Dist dist;
   if (!gpufmm_test::parse_dist(gpufmm_cli::option_value(args, "--dist", "uniform"), dist)) {
-    usage();
+    usage(stderr);
     return 2;
   }
   int device;
   if (!gpufmm_cli::parse_device(args, device)) {
-    usage();
+    usage(stderr);
     return 2;
   }
 
@@ -158,4 +158,5 @@ int run_tree(const std::vector<std::string>& args) {
 
 }  // namespace
 
-GPUFMM_SUBCOMMAND(tree, "tree", "build an octree on generated points; boxes, lists, build times", run_tree);
+GPUFMM_SUBCOMMAND(tree, "tree", "build an octree on generated points; boxes, lists, build times", run_tree,
+                  usage);

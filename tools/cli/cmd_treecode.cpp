@@ -99,10 +99,6 @@ void print_row(const char* label, const std::vector<double>& t, const char* form
 }
 
 int run_treecode(const std::vector<std::string>& args) {
-  if (gpufmm_cli::has_flag(args, "--help") || gpufmm_cli::has_flag(args, "-h")) {
-    usage(stdout);
-    return 0;
-  }
   if (!gpufmm_cli::check_known(args,
                                {"--n", "--kernel", "--kappa", "--delta", "--eps", "--theta", "--degree", "--leaf",
                                 "--batch", "--type", "--check", "--dist", "--targets", "--seed"},
@@ -260,4 +256,4 @@ int run_treecode(const std::vector<std::string>& args) {
 
 GPUFMM_SUBCOMMAND(treecode, "treecode",
                   "barycentric Lagrange treecode on generated points, any kernel: parameters, profile, error",
-                  run_treecode);
+                  run_treecode, usage);

@@ -128,7 +128,14 @@ static void usage(FILE* out) {
   auto subs = gpufmm_cli::registry();
   std::sort(subs.begin(), subs.end(), [](const auto& a, const auto& b) { return std::strcmp(a.name, b.name) < 0; });
   for (const auto& s : subs) std::fprintf(out, "  %-8s %s\n", s.name, s.summary);
-  std::fprintf(out, "  %-8s %s\n", "help", "this text");
+  std::fprintf(out, "  %-8s %s\n", "help", "this text; `gpufmm help <command>`: the command's options");
+  std::fprintf(out, "\n`gpufmm <command> --help` (or -h) prints the options of a command.\n");
+}
+
+static const gpufmm_cli::Subcommand* find_subcommand(const std::string& name) {
+  for (const auto& s : gpufmm_cli::registry())
+    if (name == s.name) return &s;
+  return nullptr;
 }
 
 int main(int argc, char** argv) {
@@ -137,13 +144,22 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    if (cmd == "help" && args.size() == 1 && find_subcommand(args[0]) != nullptr) {
+      find_subcommand(args[0])->usage(stdout);
+      return 0;
+    }
     usage(stdout);
     return 0;
   }
-  std::vector<std::string> args(argv + 2, argv + argc);
-  for (const auto& s : gpufmm_cli::registry())
-    if (cmd == s.name) return s.run(args);
+  if (const gpufmm_cli::Subcommand* s = find_subcommand(cmd)) {
+    if (gpufmm_cli::has_flag(args, "--help") || gpufmm_cli::has_flag(args, "-h")) {
+      s->usage(stdout);
+      return 0;
+    }
+    return s->run(args);
+  }
   std::fprintf(stderr, "gpufmm: unknown command '%s'\n\n", cmd.c_str());
   usage(stderr);
   return 2;

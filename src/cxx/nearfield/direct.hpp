@@ -45,6 +45,7 @@ struct DirectArgs {
   const double* targets = nullptr;
   double* pot = nullptr;
   double* grad = nullptr;
+  double* hess = nullptr;  // 6 x ntrg (xx yy zz xy xz yz); the Laplace kernel only, with grad
   double origin[3] = {0, 0, 0};
   bool on_context = false;  // the pointers are device memory of a GPU context
 };

@@ -90,10 +90,36 @@ void direct_sum(const K& k, const Sources<T, T>& s, const DirectArgs& a) {
   }
 }
 
+// direct_sum with the Hessian (the Laplace kernel; a.grad non-null).
+template <bool kC, bool kD, class T>
+void direct_sum_hess(const Sources<T, T>& s, const DirectArgs& a) {
+  const kernels::Laplace<T> k;
+  const int64_t ns = static_cast<int64_t>(s.x.size());  // padded
+#pragma omp parallel for schedule(dynamic, kTargetBlock)
+  for (int64_t i = 0; i < a.ntrg; ++i) {
+    const T y[3] = {static_cast<T>(a.targets[3 * i] - a.origin[0]), static_cast<T>(a.targets[3 * i + 1] - a.origin[1]),
+                    static_cast<T>(a.targets[3 * i + 2] - a.origin[2])};
+    T acc[10] = {};
+    for (int64_t j0 = 0; j0 < ns; j0 += kSourceTile) {
+      T o[10];
+      sum_sources_hess<kC, kD>(k, y[0], y[1], y[2], j0, std::min(ns, j0 + kSourceTile), s, o);
+      for (int c = 0; c < 10; ++c) acc[c] += o[c];
+    }
+    if (a.pot) a.pot[i] = static_cast<double>(acc[0]);
+    for (int c = 0; c < 3; ++c) a.grad[3 * i + c] = static_cast<double>(acc[1 + c]);
+    for (int c = 0; c < 6; ++c) a.hess[6 * i + c] = static_cast<double>(acc[4 + c]);
+  }
+}
+
 template <class T>
 void run(const kernels::KernelDesc& desc, const DirectArgs& a) {
   const Sources<T, T> s = allocating("the direct sum's sources", 7.0 * sizeof(T) * double(padded(a.nsrc)),
                                      [&] { return to_soa<T>(a); });  // outputs untouched on failure
+  if (a.hess) {
+    kernels::with_sources<true>(a.charges != nullptr, a.dipoles != nullptr, true,
+                                [&](auto c, auto d, auto) { direct_sum_hess<decltype(c)::value, decltype(d)::value>(s, a); });
+    return;
+  }
   kernels::with_kernel<T>(desc, [&](auto k) {
     using K = decltype(k);
     kernels::with_sources<K::kDipoles>(a.charges != nullptr, a.dipoles != nullptr, a.grad != nullptr,
@@ -201,6 +227,8 @@ void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision
           "direct: precision ", static_cast<int>(precision), " is neither GPUFMM_FLOAT32 nor GPUFMM_FLOAT64");
   require(args.charges || args.dipoles, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no charges and no dipoles");
   require(args.pot || args.grad, GPUFMM_ERROR_INVALID_ARGUMENT, "direct: no output wanted");
+  require(!args.hess || (k.type == kernels::KernelType::kLaplace && args.grad), GPUFMM_ERROR_INTERNAL,
+          "direct: Hessians are for the Laplace kernel, with the gradient");
   require(!args.dipoles || kernels::kernel_has_dipoles(k.type), GPUFMM_ERROR_INVALID_ARGUMENT,
           "direct: the ", kernels::kernel_name(k.type), " kernel takes no dipoles");
   kernels::validate_for_backend(k, ctx.on_gpu());

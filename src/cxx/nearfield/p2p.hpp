@@ -103,6 +103,35 @@ inline void sum_sources(const K& k, X tx, X ty, X tz, int64_t j0, int64_t j1, co
   gz = s3;
 }
 
+// sum_sources with the Hessian (the Laplace kernel's accumulate_hess): o[0]
+// = phi, o[1..3] = grad phi, o[4..9] = xx, yy, zz, xy, xz, yz, SET. Same
+// lanes and the same discarding of a last partial group as sum_sources.
+template <bool kC, bool kD, class K, class X, class T>
+inline void sum_sources_hess(const K& k, X tx, X ty, X tz, int64_t j0, int64_t j1, const Sources<X, T>& s,
+                             T* o) {
+  constexpr int kOut = 10;
+  T acc[kOut][kLanes];
+  for (int c = 0; c < kOut; ++c)
+    for (int l = 0; l < kLanes; ++l) acc[c][l] = T(0);
+  for (int64_t b = j0; b < j1; b += kLanes) {
+#pragma omp simd
+    for (int l = 0; l < kLanes; ++l) {
+      const int64_t j = b + l;
+      T t[kOut];
+      for (int c = 0; c < kOut; ++c) t[c] = T(0);
+      k.template accumulate_hess<kC, kD>(T(tx - s.x[j]), T(ty - s.y[j]), T(tz - s.z[j]), kC ? s.q[j] : T(0),
+                                         kD ? s.dx[j] : T(0), kD ? s.dy[j] : T(0), kD ? s.dz[j] : T(0), t);
+      const bool used = j < j1;
+      for (int c = 0; c < kOut; ++c) acc[c][l] += used ? t[c] : T(0);
+    }
+  }
+  for (int c = 0; c < kOut; ++c) {
+    T sum = T(0);
+    for (int l = 0; l < kLanes; ++l) sum += acc[c][l];
+    o[c] = sum;
+  }
+}
+
 template <class T>
 struct NoDeduce {
   using type = T;

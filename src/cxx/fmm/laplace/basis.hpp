@@ -119,10 +119,15 @@ GPUFMM_HD inline void laplace_walk_coef_fill(LaplaceWalkCoef<T>& c) {
 // column (m = 0..p-1, then n = m..p-1), with O(1) state: no scratch at all,
 // which is what a thread-per-box L2P/P2M kernel wants.
 //
-// For every (n, m >= 0) it calls
-//   f(n, m, rc, rs)                 (kGrad == false)
-//   f(n, m, rc, rs, gc, gs)         (kGrad == true; gc, gs are T[3] gradients)
+// For every (n, m >= 0) it calls, by kOrder,
+//   f(n, m, rc, rs)                          0: values
+//   f(n, m, rc, rs, gc, gs)                  1: and gradients (T[3])
+//   f(n, m, rc, rs, gc, gs, hc, hs)          2: and Hessians (T[6]: xx, yy,
+//                                               zz, xy, xz, yz)
 // with rc = Rh_n^m and rs = Rh_n^{-m} (rs == 0 and meaningless for m == 0).
+// laplace_regular_walk<kGrad> is orders 0 and 1, laplace_regular_walk_hess
+// order 2; the values (and gradients) are the same operations at every
+// order, so they agree bit for bit.
 //
 // The recursions are eq. (15) rewritten for Rh (divide by the normalisation):
 //   U_m^m   = -sqrt((2m-1)/(2m)) (x U_{m-1}^{m-1} + y U_{m-1}^{-(m-1)})
@@ -130,24 +135,42 @@ GPUFMM_HD inline void laplace_walk_coef_fill(LaplaceWalkCoef<T>& c) {
 //   U_n^m   = -[(2n-1) z U_{n-1}^m + q_{n-1} r^2 U_{n-2}^m] / q_n,
 //             q_n = sqrt((n-|m|)(n+|m|))     (covers R~_{m+1}^m = -z R~_m^m)
 // where U_n^m = sqrt((n-|m|)!(n+|m|)!) R~_n^m and Rh_n^m = sqrt(eps_m) U_n^m.
-// The gradient is the exact derivative of the same recursions (product
-// rule), so it needs no extra identities and no sign conventions of its own.
-// coef: the tabulated coefficients (same results, fewer operations), or null.
-template <bool kGrad, class T, class F>
-GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f,
-                                           const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+// The derivatives are the exact derivatives of the same recursions (product
+// rule), so they need no extra identities and no sign conventions of their
+// own. coef: the tabulated coefficients (same results, fewer operations), or
+// null.
+template <int kOrder, class T, class F>
+GPUFMM_HD inline void laplace_regular_walk_order(int p, T x, T y, T z, F& f,
+                                                 const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
   using laplace_detail::hd_sqrt;
+  constexpr int hi[6] = {0, 1, 2, 0, 0, 1};  // the Hessian's components (hi, hj)
+  constexpr int hj[6] = {0, 1, 2, 1, 2, 2};
+  const T xyz[3] = {x, y, z};
   const T r2 = x * x + y * y + z * z;
   const T sqrt2 = hd_sqrt(T(2));
-  // Diagonal state U_m^m (dc), U_m^{-m} (ds) and their gradients.
+  // Diagonal state U_m^m (dc), U_m^{-m} (ds) and their derivatives.
   T dc = T(1), ds = T(0);
   T dcg[3] = {T(0), T(0), T(0)}, dsg[3] = {T(0), T(0), T(0)};
+  T dch[6] = {T(0), T(0), T(0), T(0), T(0), T(0)}, dsh[6] = {T(0), T(0), T(0), T(0), T(0), T(0)};
   for (int m = 0; m < p; ++m) {
     if (m > 0) {
       const T a = coef ? coef->a[m] : laplace_walk_a<T>(m);
       const T nc = -a * (x * dc + y * ds);
       const T ns = a * (y * dc - x * ds);
-      if constexpr (kGrad) {
+      if constexpr (kOrder >= 2) {  // before the gradients change
+        for (int k = 0; k < 6; ++k) {
+          const int i = hi[k], j = hj[k];
+          T c = x * dch[k] + y * dsh[k];
+          T s = y * dch[k] - x * dsh[k];
+          if (i == 0) { c += dcg[j]; s -= dsg[j]; }
+          if (j == 0) { c += dcg[i]; s -= dsg[i]; }
+          if (i == 1) { c += dsg[j]; s += dcg[j]; }
+          if (j == 1) { c += dsg[i]; s += dcg[i]; }
+          dch[k] = -a * c;
+          dsh[k] = a * s;
+        }
+      }
+      if constexpr (kOrder >= 1) {
         T ncg[3], nsg[3];
         for (int k = 0; k < 3; ++k) {
           ncg[k] = -a * (x * dcg[k] + y * dsg[k]);
@@ -169,18 +192,40 @@ GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f,
     // Column state: degree n-1 (c1, s1) and n-2 (c0, s0).
     T c1 = dc, s1 = ds, c0 = T(0), s0 = T(0);
     T c1g[3], s1g[3], c0g[3] = {T(0), T(0), T(0)}, s0g[3] = {T(0), T(0), T(0)};
-    if constexpr (kGrad) {
-      T gc[3], gs[3];
+    T c1h[6], s1h[6], c0h[6] = {T(0), T(0), T(0), T(0), T(0), T(0)}, s0h[6] = {T(0), T(0), T(0), T(0), T(0), T(0)};
+    // Calls f with the current column state (c1, s1) at degree n.
+    auto emit = [&](int n) {
+      if constexpr (kOrder == 0) {
+        f(n, m, e * c1, e * s1);
+      } else {
+        T gc[3], gs[3];
+        for (int k = 0; k < 3; ++k) {
+          gc[k] = e * c1g[k];
+          gs[k] = e * s1g[k];
+        }
+        if constexpr (kOrder == 1) {
+          f(n, m, e * c1, e * s1, gc, gs);
+        } else {
+          T hc[6], hs[6];
+          for (int k = 0; k < 6; ++k) {
+            hc[k] = e * c1h[k];
+            hs[k] = e * s1h[k];
+          }
+          f(n, m, e * c1, e * s1, gc, gs, hc, hs);
+        }
+      }
+    };
+    if constexpr (kOrder >= 1)
       for (int k = 0; k < 3; ++k) {
         c1g[k] = dcg[k];
         s1g[k] = dsg[k];
-        gc[k] = e * c1g[k];
-        gs[k] = e * s1g[k];
       }
-      f(m, m, e * c1, e * s1, gc, gs);
-    } else {
-      f(m, m, e * c1, e * s1);
-    }
+    if constexpr (kOrder >= 2)
+      for (int k = 0; k < 6; ++k) {
+        c1h[k] = dch[k];
+        s1h[k] = dsh[k];
+      }
+    emit(m);
     T q_prev = T(0);
     for (int n = m + 1; n < p; ++n) {
       T k1, k2;
@@ -192,8 +237,22 @@ GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f,
       }
       const T c2 = -(k1 * z * c1 + k2 * r2 * c0);
       const T s2 = -(k1 * z * s1 + k2 * r2 * s0);
-      if constexpr (kGrad) {
-        const T xyz[3] = {x, y, z};
+      if constexpr (kOrder >= 2) {  // d_ij of -(k1 z c1 + k2 r^2 c0), before the gradients change
+        for (int k = 0; k < 6; ++k) {
+          const int i = hi[k], j = hj[k];
+          T a1 = z * c1h[k], b1 = z * s1h[k];
+          if (i == 2) { a1 += c1g[j]; b1 += s1g[j]; }
+          if (j == 2) { a1 += c1g[i]; b1 += s1g[i]; }
+          T a0 = r2 * c0h[k] + T(2) * (xyz[i] * c0g[j] + xyz[j] * c0g[i]);
+          T b0 = r2 * s0h[k] + T(2) * (xyz[i] * s0g[j] + xyz[j] * s0g[i]);
+          if (i == j) { a0 += T(2) * c0; b0 += T(2) * s0; }
+          c0h[k] = c1h[k];
+          s0h[k] = s1h[k];
+          c1h[k] = -(k1 * a1 + k2 * a0);
+          s1h[k] = -(k1 * b1 + k2 * b0);
+        }
+      }
+      if constexpr (kOrder >= 1) {
         T c2g[3], s2g[3];
         for (int k = 0; k < 3; ++k) {
           c2g[k] = -(k1 * z * c1g[k] + k2 * (r2 * c0g[k] + T(2) * xyz[k] * c0));
@@ -201,29 +260,32 @@ GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f,
         }
         c2g[2] -= k1 * c1;
         s2g[2] -= k1 * s1;
-        T gc[3], gs[3];
         for (int k = 0; k < 3; ++k) {
           c0g[k] = c1g[k];
           s0g[k] = s1g[k];
           c1g[k] = c2g[k];
           s1g[k] = s2g[k];
-          gc[k] = e * c2g[k];
-          gs[k] = e * s2g[k];
         }
-        c0 = c1;
-        s0 = s1;
-        c1 = c2;
-        s1 = s2;
-        f(n, m, e * c1, e * s1, gc, gs);
-      } else {
-        c0 = c1;
-        s0 = s1;
-        c1 = c2;
-        s1 = s2;
-        f(n, m, e * c1, e * s1);
       }
+      c0 = c1;
+      s0 = s1;
+      c1 = c2;
+      s1 = s2;
+      emit(n);
     }
   }
+}
+
+template <bool kGrad, class T, class F>
+GPUFMM_HD inline void laplace_regular_walk(int p, T x, T y, T z, F& f,
+                                           const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+  laplace_regular_walk_order<kGrad ? 1 : 0>(p, x, y, z, f, coef);
+}
+
+template <class T, class F>
+GPUFMM_HD inline void laplace_regular_walk_hess(int p, T x, T y, T z, F& f,
+                                                const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+  laplace_regular_walk_order<2>(p, x, y, z, f, coef);
 }
 
 namespace laplace_detail {

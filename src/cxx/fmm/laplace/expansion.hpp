@@ -81,6 +81,28 @@ struct EvalAccum {
   }
 };
 
+// EvalAccum with the Hessian h (xx, yy, zz, xy, xz, yz) as well, for
+// laplace_regular_walk_hess (local expansions: no alternating sign).
+template <class T>
+struct EvalAccumHess {
+  const T* c;
+  T v;
+  T g[3];
+  T h[6];
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs, const T* hc, const T* hs) {
+    const T cp = c[n * n + n + m];
+    v += cp * rc;
+    for (int k = 0; k < 3; ++k) g[k] += cp * gc[k];
+    for (int k = 0; k < 6; ++k) h[k] += cp * hc[k];
+    if (m > 0) {
+      const T cn = c[n * n + n - m];
+      v += cn * rs;
+      for (int k = 0; k < 3; ++k) g[k] += cn * gs[k];
+      for (int k = 0; k < 6; ++k) h[k] += cn * hs[k];
+    }
+  }
+};
+
 }  // namespace laplace_detail
 
 // P2M: M (p*p) += multipole expansion about `center` (box scale `scale`) of
@@ -151,17 +173,30 @@ GPUFMM_HD inline void laplace_p2l(int p, T scale, const T* center, int n_src, co
 // L2P: for each target i, pot[i] += phi(y_i), grad[3i..3i+2] += grad phi(y_i)
 // with phi(y) = (1/h) sum L_n^m Rh_n^m((y-c)/h)  (eq. 13) and
 // grad phi = (1/h^2) sum L_n^m (grad Rh_n^m)(rho)  (eq. 25: the gradient is
-// taken by differentiating the recursions of eq. 15, see laplace_regular_walk).
+// taken by differentiating the recursions of eq. 15, see laplace_regular_walk);
+// with hess (non-null), also hess[6i..6i+5] += the second derivatives
+// (1/h^3) sum L_n^m (D^2 Rh_n^m)(rho), order xx, yy, zz, xy, xz, yz
+// (laplace_regular_walk_hess; grad must then be non-null too).
 template <class T>
 GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, int n_trg,
                                   const T* trg_xyz, laplace_detail::nd<T>* pot,
                                   laplace_detail::nd<T>* grad,
-                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr,
+                                  laplace_detail::nd<T>* hess = nullptr) {
   const T inv_h = T(1) / scale;
   for (int i = 0; i < n_trg; ++i) {
     const T x = (trg_xyz[3 * i] - center[0]) * inv_h;
     const T y = (trg_xyz[3 * i + 1] - center[1]) * inv_h;
     const T z = (trg_xyz[3 * i + 2] - center[2]) * inv_h;
+    if (hess) {
+      laplace_detail::EvalAccumHess<T> acc{L, T(0), {T(0), T(0), T(0)}, {T(0), T(0), T(0), T(0), T(0), T(0)}};
+      laplace_regular_walk_hess(p, x, y, z, acc, coef);
+      const T s2 = inv_h * inv_h, s3 = s2 * inv_h;
+      for (int k = 0; k < 3; ++k) grad[3 * i + k] += acc.g[k] * s2;
+      for (int k = 0; k < 6; ++k) hess[6 * i + k] += acc.h[k] * s3;
+      if (pot) pot[i] += acc.v * inv_h;
+      continue;
+    }
     laplace_detail::EvalAccum<T> acc{L, false, T(0), {T(0), T(0), T(0)}};
     if (grad) {
       laplace_regular_walk<true>(p, x, y, z, acc, coef);

@@ -53,23 +53,36 @@
 namespace gpufmm {
 namespace fmm {
 
-// Results in sorted order (empty when not wanted): the first target whose
-// potential or gradient is not finite fails (fail_nonfinite_result).
+// Results in sorted order, nd densities one after the other (empty when not
+// wanted): the first target whose potential, gradient or Hessian is not
+// finite fails (fail_nonfinite_result).
 template <class T>
-void check_results(const LaplacePlan& P, const std::vector<T>& pot, const std::vector<T>& grad) {
+void check_results(const LaplacePlan& P, int nd, const std::vector<T>& pot, const std::vector<T>& grad,
+                   const std::vector<T>& hess) {
   const int64_t n = P.ntrg;
+  // Values of target i, density k, finite (true for what was not computed).
+  auto finite = [&](int64_t i, int k) {
+    auto ok = [&](const std::vector<T>& v, int per) {
+      if (v.empty()) return true;
+      const size_t o = size_t(k) * per * n + size_t(per) * i;
+      for (int c = 0; c < per; ++c)
+        if (!std::isfinite(v[o + c])) return false;
+      return true;
+    };
+    return ok(pot, 1) && ok(grad, 3) && ok(hess, 6);
+  };
   int64_t bad = n;
-  const bool has_pot = !pot.empty(), has_grad = !grad.empty();
-#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= (int64_t(1) << 15))
-  for (int64_t i = 0; i < n; ++i) {
-    bool ok = !has_pot || std::isfinite(pot[i]);
-    if (has_grad) ok = ok && std::isfinite(grad[3 * i]) && std::isfinite(grad[3 * i + 1]) && std::isfinite(grad[3 * i + 2]);
-    if (!ok) bad = std::min(bad, i);
-  }
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n * nd >= (int64_t(1) << 15))
+  for (int64_t i = 0; i < n; ++i)
+    for (int k = 0; k < nd; ++k)
+      if (!finite(i, k)) bad = std::min(bad, i);
   if (bad == n) return;
-  const double g[3] = {has_grad ? double(grad[3 * bad]) : 0.0, has_grad ? double(grad[3 * bad + 1]) : 0.0,
-                       has_grad ? double(grad[3 * bad + 2]) : 0.0};
-  fail_nonfinite_result(P, P.targets().perm[bad], has_pot ? double(pot[bad]) : 0.0, has_grad ? g : nullptr);
+  int k = 0;
+  while (finite(bad, k)) ++k;
+  const size_t ip = size_t(k) * n + bad, ig = size_t(k) * 3 * n + 3 * bad;
+  const double g[3] = {grad.empty() ? 0.0 : double(grad[ig]), grad.empty() ? 0.0 : double(grad[ig + 1]),
+                       grad.empty() ? 0.0 : double(grad[ig + 2])};
+  fail_nonfinite_result(P, P.targets().perm[bad], pot.empty() ? 0.0 : double(pot[ip]), grad.empty() ? nullptr : g);
 }
 
 // W translations of ONE class at once (SIMD across translations): the math

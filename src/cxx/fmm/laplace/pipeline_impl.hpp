@@ -10,36 +10,24 @@
 
 double now() { return omp_get_wtime(); }
 
-// out (n * per values, allocated) <- in in the order perm.
+// out[n * per] <- density k of in (nd densities interleaved, see
+// LaplaceEvalArgs) in the order perm.
 template <class T, class S>
-void permute_in(int64_t n, const int32_t* perm, const S* in, int per, std::vector<T>& out) {
-  if (per == 1) {
+void permute_in(int64_t n, const int32_t* perm, const S* in, int per, int nd, int k, T* out) {
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) out[i] = T(in[perm[i]]);
-  } else {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t j = perm[i];
-      out[3 * i] = T(in[3 * j]);
-      out[3 * i + 1] = T(in[3 * j + 1]);
-      out[3 * i + 2] = T(in[3 * j + 2]);
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t j = perm[i];
+    for (int c = 0; c < per; ++c) out[per * i + c] = T(in[k + int64_t(nd) * (c + per * j)]);
   }
 }
 
+// Density k of out (nd interleaved) <- in[n * per] (sorted order).
 template <class T, class S>
-void permute_out(int64_t n, const int32_t* perm, const std::vector<T>& in, int per, S* out) {
-  if (per == 1) {
+void permute_out(int64_t n, const int32_t* perm, const T* in, int per, int nd, int k, S* out) {
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) out[perm[i]] = S(in[i]);
-  } else {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t j = perm[i];
-      out[3 * j] = S(in[3 * i]);
-      out[3 * j + 1] = S(in[3 * i + 1]);
-      out[3 * j + 2] = S(in[3 * i + 2]);
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t j = perm[i];
+    for (int c = 0; c < per; ++c) out[k + int64_t(nd) * (c + per * j)] = S(in[per * i + c]);
   }
 }
 
@@ -73,6 +61,19 @@ GPUFMM_PIPELINE_FLATTEN void p2p_leaf(const K& k, int64_t tb, int64_t te, const 
       grad[3 * i + 1] += gy;
       grad[3 * i + 2] += gz;
     }
+  }
+}
+
+// p2p_leaf with the Hessian (the Laplace kernel's accumulate_hess).
+template <bool kC, bool kD, class K, class T>
+GPUFMM_PIPELINE_FLATTEN void p2p_leaf_hess(const K& k, int64_t tb, int64_t te, const double* txyz, int64_t n,
+                                           const nearfield::Sources<double, T>& g, T* pot, T* grad, T* hess) {
+  for (int64_t i = tb; i < te; ++i) {
+    T o[10];
+    nearfield::sum_sources_hess<kC, kD>(k, txyz[3 * i], txyz[3 * i + 1], txyz[3 * i + 2], 0, n, g, o);
+    if (pot) pot[i] += o[0];
+    for (int c = 0; c < 3; ++c) grad[3 * i + c] += o[1 + c];
+    for (int c = 0; c < 6; ++c) hess[6 * i + c] += o[4 + c];
   }
 }
 
@@ -111,9 +112,9 @@ GPUFMM_PIPELINE_FLATTEN void p2m_box(int p, T h, int n, const T* rel, const T* q
 }
 
 template <class T>
-GPUFMM_PIPELINE_FLATTEN void l2p_box(int p, T h, const T* L, int n, const T* rel, T* pot, T* grad) {
+GPUFMM_PIPELINE_FLATTEN void l2p_box(int p, T h, const T* L, int n, const T* rel, T* pot, T* grad, T* hess) {
   const T zero[3] = {T(0), T(0), T(0)};
-  laplace_l2p<T>(p, h, zero, L, n, rel, pot, grad, walk_coef<T>());
+  laplace_l2p<T>(p, h, zero, L, n, rel, pot, grad, walk_coef<T>(), hess);
 }
 
 // 32 bytes of lanes (4 doubles, 8 floats).
@@ -134,7 +135,10 @@ struct Pipeline {
   const int L;
   const int p;
   const int64_t p2;
-  bool has_q = false, has_d = false, want_pot = false, want_grad = false;
+  bool has_q = false, has_d = false, want_pot = false, want_grad = false, want_hess = false;
+  // The density being evaluated: its inputs (sorted order) and outputs.
+  const T *q_ = nullptr, *d_ = nullptr;
+  T *pot_ = nullptr, *grad_ = nullptr, *hess_ = nullptr;
   // Per-thread scratch of P2M / L2P (relative coordinates) and P2P (gathered
   // sources), allocated in run() before the parallel regions (allocating).
   std::vector<std::vector<T>> rel_;
@@ -162,8 +166,8 @@ struct Pipeline {
         std::fill(M, M + p2, T(0));
         const int64_t pb = S.point_begin[b], pe = S.point_end[b];
         relative(P.src_xyz.data(), pb, pe, tree::level_frame(tr.cube, l), S.box_key[b], rel.data());
-        p2m_box<T>(p, T(box_size(l)), int(pe - pb), rel.data(), has_q ? W.q.data() + pb : nullptr,
-                   has_d ? W.d.data() + 3 * pb : nullptr, M);
+        p2m_box<T>(p, T(box_size(l)), int(pe - pb), rel.data(), q_ ? q_ + pb : nullptr,
+                   d_ ? d_ + 3 * pb : nullptr, M);
       }
     }
   }
@@ -365,23 +369,22 @@ struct Pipeline {
         if (!W.has_local[b]) continue;
         const int64_t pb = R.point_begin[b], pe = R.point_end[b];
         relative(txyz, pb, pe, tree::level_frame(tr.cube, l), R.box_key[b], rel.data());
-        l2p_box<T>(p, T(box_size(l)), W.L.data() + b * p2, int(pe - pb), rel.data(),
-                   want_pot ? W.pot.data() + pb : nullptr,
-                   want_grad ? W.grad.data() + 3 * pb : nullptr);
+        l2p_box<T>(p, T(box_size(l)), W.L.data() + b * p2, int(pe - pb), rel.data(), pot_ ? pot_ + pb : nullptr,
+                   grad_ ? grad_ + 3 * pb : nullptr, hess_ ? hess_ + 6 * pb : nullptr);
       }
     }
   }
 
-  // The near field (Laplace kernel; the sources' charges / dipoles and the
-  // gradient as compile-time flags).
-  template <bool kC, bool kD, bool kG>
+  // The near field (Laplace kernel; the sources' charges / dipoles, the
+  // gradient and the Hessian (kH: then kG too) as compile-time flags).
+  template <bool kC, bool kD, bool kG, bool kH>
   void p2p() {
     const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
     const double* txyz = P.target_xyz();
     const double* sxyz = P.src_xyz.data();
-    T* pot = want_pot ? W.pot.data() : nullptr;
-    T* grad = want_grad ? W.grad.data() : nullptr;
+    T* pot = pot_;
+    T* grad = grad_;
     const kernels::Laplace<T> kern;
 #pragma omp parallel
     {
@@ -395,15 +398,18 @@ struct Pipeline {
             g.x[n] = sxyz[3 * i];
             g.y[n] = sxyz[3 * i + 1];
             g.z[n] = sxyz[3 * i + 2];
-            if (kC) g.q[n] = W.q[i];
+            if (kC) g.q[n] = q_[i];
             if (kD) {
-              g.dx[n] = W.d[3 * i];
-              g.dy[n] = W.d[3 * i + 1];
-              g.dz[n] = W.d[3 * i + 2];
+              g.dx[n] = d_[3 * i];
+              g.dy[n] = d_[3 * i + 1];
+              g.dz[n] = d_[3 * i + 2];
             }
           }
         }
-        p2p_leaf<kC, kD, kG>(kern, R.point_begin[b], R.point_end[b], txyz, n, g, pot, grad);
+        if constexpr (kH)
+          p2p_leaf_hess<kC, kD>(kern, R.point_begin[b], R.point_end[b], txyz, n, g, pot, grad, hess_);
+        else
+          p2p_leaf<kC, kD, kG>(kern, R.point_begin[b], R.point_end[b], txyz, n, g, pot, grad);
       }
     }
   }
@@ -413,60 +419,81 @@ struct Pipeline {
     const double t0 = now();
     const S_* charges = static_cast<const S_*>(a.charges);
     const S_* dipoles = static_cast<const S_*>(a.dipoles);
+    const int nd = a.nd;
     has_q = charges != nullptr;
     has_d = dipoles != nullptr;
     want_pot = a.pot != nullptr;
-    want_grad = a.grad != nullptr;
+    want_hess = a.hess != nullptr;
+    want_grad = a.grad != nullptr || want_hess;  // the Hessian's walk gives the gradient too
     const int64_t ns = P.nsrc, nt = P.ntrg;
+    const size_t nds = static_cast<size_t>(nd);
     const bool far = L >= 2 && ns > 0 && nt > 0;
     // Every allocation of the evaluate, before its parallel regions.
     const size_t threads = static_cast<size_t>(omp_get_max_threads());
     const int64_t rel_n = 3 * std::max<int64_t>(P.far.max_points, 1), near_n = nearfield::padded(P.max_near_sources);
-    const double bytes = sizeof(T) * (double(far ? (S.nboxes + R.nboxes) * p2 : 0) + 4.0 * double(ns + nt) +
+    const double bytes = sizeof(T) * (double(far ? (S.nboxes + R.nboxes) * p2 : 0) + 10.0 * double(nd) * double(ns + nt) +
                                       double(threads) * double(rel_n + 4 * near_n)) +
                          double(threads) * 3 * sizeof(double) * double(near_n);
     allocating("the Laplace FMM workspace (expansions, charges, results, per-thread scratch)", bytes, [&] {
-      W.q.resize(has_q ? static_cast<size_t>(ns) : 0);
-      W.d.resize(has_d ? static_cast<size_t>(3 * ns) : 0);
+      W.q.resize(has_q ? nds * static_cast<size_t>(ns) : 0);
+      W.d.resize(has_d ? nds * static_cast<size_t>(3 * ns) : 0);
       if (far) {
         W.M.resize(static_cast<size_t>(S.nboxes * p2));
         W.L.resize(static_cast<size_t>(R.nboxes * p2));
       }
       W.has_local.assign(static_cast<size_t>(R.nboxes), 0);
-      W.pot.assign(want_pot ? static_cast<size_t>(nt) : 0, T(0));
-      W.grad.assign(want_grad ? static_cast<size_t>(3 * nt) : 0, T(0));
+      W.pot.assign(want_pot ? nds * static_cast<size_t>(nt) : 0, T(0));
+      W.grad.assign(want_grad ? nds * static_cast<size_t>(3 * nt) : 0, T(0));
+      W.hess.assign(want_hess ? nds * static_cast<size_t>(6 * nt) : 0, T(0));
       rel_.assign(threads, std::vector<T>(static_cast<size_t>(far ? rel_n : 0)));
       near_.resize(threads);
       for (auto& g : near_) g.resize(near_n);
       if (far && p <= kM2LLanesMaxP) broadcast_tables();
     });
-    if (has_q) permute_in(ns, S.perm, charges, 1, W.q);
-    if (has_d) permute_in(ns, S.perm, dipoles, 3, W.d);
     LaplaceStageTimes& tm = P.last;
     tm = LaplaceStageTimes();
-    double t = now();
-    if (far) {
-      p2m();
-      tm.p2m = now() - t;
-      t = now();
-      m2m();
-      tm.upward = now() - t;
-      t = now();
-      downward();
-      tm.downward = now() - t;
-      t = now();
-      l2p();
-      tm.l2p = now() - t;
-      t = now();
+    // One density at a time through the same tree, lists and tables.
+    for (int k = 0; k < nd; ++k) {
+      q_ = has_q ? W.q.data() + size_t(k) * ns : nullptr;
+      d_ = has_d ? W.d.data() + size_t(k) * 3 * ns : nullptr;
+      pot_ = want_pot ? W.pot.data() + size_t(k) * nt : nullptr;
+      grad_ = want_grad ? W.grad.data() + size_t(k) * 3 * nt : nullptr;
+      hess_ = want_hess ? W.hess.data() + size_t(k) * 6 * nt : nullptr;
+      if (has_q) permute_in(ns, S.perm, charges, 1, nd, k, W.q.data() + size_t(k) * ns);
+      if (has_d) permute_in(ns, S.perm, dipoles, 3, nd, k, W.d.data() + size_t(k) * 3 * ns);
+      double t = now();
+      if (far) {
+        p2m();
+        tm.p2m += now() - t;
+        t = now();
+        m2m();
+        tm.upward += now() - t;
+        t = now();
+        downward();
+        tm.downward += now() - t;
+        t = now();
+        l2p();
+        tm.l2p += now() - t;
+        t = now();
+      }
+      if (ns > 0 && nt > 0) {
+        if (want_hess)
+          kernels::with_sources<true>(has_q, has_d, true, [&](auto c, auto d, auto) {
+            p2p<decltype(c)::value, decltype(d)::value, true, true>();
+          });
+        else
+          kernels::with_sources<true>(has_q, has_d, want_grad, [&](auto c, auto d, auto g) {
+            p2p<decltype(c)::value, decltype(d)::value, decltype(g)::value, false>();
+          });
+      }
+      tm.p2p += now() - t;
     }
-    if (ns > 0 && nt > 0)
-      kernels::with_sources<true>(has_q, has_d, want_grad, [&](auto c, auto d, auto g) {
-        p2p<decltype(c)::value, decltype(d)::value, decltype(g)::value>();
-      });
-    tm.p2p = now() - t;
-    check_results(P, W.pot, W.grad);  // before any output is written
-    if (want_pot) permute_out(nt, R.perm, W.pot, 1, static_cast<S_*>(a.pot));
-    if (want_grad) permute_out(nt, R.perm, W.grad, 3, static_cast<S_*>(a.grad));
+    check_results(P, nd, W.pot, W.grad, W.hess);  // before any output is written
+    for (int k = 0; k < nd; ++k) {
+      if (want_pot) permute_out(nt, R.perm, W.pot.data() + size_t(k) * nt, 1, nd, k, static_cast<S_*>(a.pot));
+      if (a.grad) permute_out(nt, R.perm, W.grad.data() + size_t(k) * 3 * nt, 3, nd, k, static_cast<S_*>(a.grad));
+      if (want_hess) permute_out(nt, R.perm, W.hess.data() + size_t(k) * 6 * nt, 6, nd, k, static_cast<S_*>(a.hess));
+    }
     tm.total = now() - t0;
   }
 };

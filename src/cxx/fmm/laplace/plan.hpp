@@ -200,7 +200,7 @@ struct LaplaceFarSchedule {
 
 template <class T>
 struct LaplaceWorkspace {
-  std::vector<T> M, L, q, d, pot, grad;
+  std::vector<T> M, L, q, d, pot, grad, hess;  // q .. hess: every density (nd of them)
   std::vector<uint8_t> has_local;
   // CPU pipeline only: the rotation and coax tables with every entry
   // repeated once per SIMD lane (batched M2L, pipeline_impl.hpp).
@@ -274,13 +274,20 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
 // the context's memory (device memory on a GPU context) rather than host
 // memory. charges/dipoles may be null (not both), pot/grad may be null (not
 // both). Outputs are overwritten, and only on success.
+// nd densities on one geometry (gpufmm_laplace_evaluate_nd): value c of
+// point j of density k at [k + nd * (c + per * j)], per = 1 (charges, pot),
+// 3 (dipoles, grad), 6 (hess: xx, yy, zz, xy, xz, yz); nd = 1 is the plain
+// layout.
 struct LaplaceEvalArgs {
   gpufmm_dtype_t dtype = GPUFMM_FLOAT64;
   bool on_context = false;
+  bool nd_api = false;  // called as gpufmm_laplace_evaluate_nd* (names 'hess' in messages)
+  int nd = 1;
   const void* charges = nullptr;
   const void* dipoles = nullptr;
   void* pot = nullptr;
   void* grad = nullptr;
+  void* hess = nullptr;
 };
 
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
