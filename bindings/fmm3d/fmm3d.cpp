@@ -290,12 +290,7 @@ State& state() {
 // (NULL: not wanted), in FMM3D's layouts.
 void evaluate(gpufmm_laplace_plan_t plan, int64_t nd, const double* charge, const double* dipvec,
               double* const out[3]) {
-  // Until gpufmm_laplace_evaluate_nd is in the C API: one density, potential
-  // and gradient (whose layouts are FMM3D's for nd = 1).
-  if (nd != 1 || out[2] != nullptr)
-    fail(GPUFMM_ERROR_NOT_SUPPORTED, nd != 1 ? "nd > 1 (the _vec routines and lfmm3d with nd > 1)" : "Hessians",
-         " are not supported by this version of the drop-in yet");
-  check(gpufmm_laplace_evaluate(plan, charge, dipvec, out[0], out[1]));
+  check(gpufmm_laplace_evaluate_nd(plan, static_cast<int>(nd), charge, dipvec, out[0], out[1], out[2]));
 }
 
 // Runs f; when it fails for lack of memory and the cache held plans, frees

@@ -50,14 +50,6 @@ LEVEL = {"p": 1, "g": 2, "h": 3}
 COMPONENTS = (1, 3, 6)             # pot, grad, hess
 OUT_NAMES = ("pot", "grad", "hess")
 
-# What this version of the library computes: potential and gradient of one
-# density. Hessians and nd > 1 (the _vec forms, lfmm3d with nd > 1) wait for
-# gpufmm_laplace_evaluate_nd in the C API; until then they answer ier 1006
-# (1000 + GPUFMM_ERROR_NOT_SUPPORTED), which check_not_yet() checks.
-OUTPUTS = "pg"  # the outputs checked: p, g (, h)
-VEC_ND = ()     # the nd of the _vec forms checked
-NOT_SUPPORTED = IER_BASE + 6
-
 failures = []
 
 
@@ -227,8 +219,9 @@ def check_forms(lib, rng, dist, eps, nd):
     """Every wrapper (nd None: plain forms; else _vec forms with nd densities)
     on a small problem; targets apart and targets = sources."""
     n_d = 1 if nd is None else nd
-    src, trg = points(1000, dist, rng), points(600, dist, rng)
-    q, d = densities(n_d, 1000, rng)
+    ns, nt = (1000, 600) if nd is None else (500, 300)
+    src, trg = points(ns, dist, rng), points(nt, dist, rng)
+    q, d = densities(n_d, ns, rng)
     tag = f"{dist}, nd {'1 (plain)' if nd is None else str(nd) + ' (_vec)'}, eps {eps:g}"
     worst, failed, calls = {}, 0, 0
     for k in ("c", "d", "cd"):
@@ -242,7 +235,7 @@ def check_forms(lib, rng, dist, eps, nd):
             for e in ("s", "t", "st"):
                 if e == "s" and same:
                     continue
-                for o in OUTPUTS:
+                for o in ("p", "g", "h"):
                     form = f"{e}_{k}_{o}"
                     calls += 1
                     ier, out = call_wrapper(lib, form, nd, eps, src, q, d, t)
@@ -258,28 +251,32 @@ def check_forms(lib, rng, dist, eps, nd):
                         report(False, f"{where}: " + ", ".join(f"{n} {v:.1e}" for n, v in errs.items()))
                     for n, v in errs.items():
                         worst[n] = max(worst.get(n, 0.0), v)
-    report(failed == 0, f"{calls - failed} of {calls} calls of the {9 * len(OUTPUTS)} forms ({tag}; targets apart "
+    report(failed == 0, f"{calls - failed} of {calls} calls of the 27 forms ({tag}; targets apart "
            "and = sources) within eps; worst relative L2 error: "
            + ", ".join(f"{n} {v:.1e}" for n, v in sorted(worst.items())))
 
 
-# The far-field checks allow FAR_FIELD_TOL * eps: gpufmm's eps is the
-# relative L2 error its error model aims at, and strongly clustered points
-# sometimes exceed it. Measured (20,000 clustered sources with charges and
-# dipoles, 5,000 clustered targets, potential and gradient, eps 1e-6):
-# gradient errors at most 1.2 eps in 40 of 41 random geometries and 4.6 eps in
-# one, where FMM3D 2.1 itself, at the same eps, is off by 10 eps. Uniform
-# points stay below 0.1 eps.
-FAR_FIELD_TOL = 10
+# What the far-field checks allow, in units of eps: gpufmm's eps is the
+# relative L2 error its error model aims at, which uniform points meet (below
+# 0.1 eps measured) and strongly clustered points sometimes do not: a tight
+# cluster of targets next to a tight cluster of sources, both where the
+# boxes' expansions converge slowest. Measured with this test's clustered
+# points (lfmm3d_st_cd_h, 20,000 sources, 2,000 targets, 30 geometries at
+# eps 1e-6 and 1e-9 each): 56 of 60 within eps, the rest up to 1.3 eps
+# (pot), 4.7 (grad), 6.6 (hess); one geometry of an earlier run reached 20
+# eps (pot) and 67 eps (grad) at eps 1e-9, where FMM3D 2.1 itself, at the same
+# eps, was off by 25 eps (grad). Errors of the drop-in itself (layouts,
+# normalization, a stale plan) are of order 1.
+FAR_FIELD_TOL = {"uniform": 1, "clustered": 100}
 
 
-def check_far_field(lib, rng, dist, eps, nd, ns=20000, nt=5000, sample=(300, 1000)):
-    """lfmm3d_st_cd_<last of OUTPUTS>[_vec] where the far field carries most
-    of the sum; reference: FMM3D's direct sum at sampled sources and targets."""
+def check_far_field(lib, rng, dist, eps, nd, ns=20000, nt=2000, sample=(300, 1000)):
+    """lfmm3d_st_cd_h[_vec] where the far field carries most of the sum;
+    reference: FMM3D's direct sum at sampled sources and targets."""
     n_d = 1 if nd is None else nd
     src, trg = points(ns, dist, rng), points(nt, dist, rng)
     q, d = densities(n_d, ns, rng)
-    form = "st_cd_" + OUTPUTS[-1]
+    form = "st_cd_h"
     ier, out = call_wrapper(lib, form, nd, eps, src, q, d, trg)
     what = f"far field: lfmm3d_{form}{'' if nd is None else '_vec'} ({dist}, nd {n_d}, {ns} sources, {nt} targets)"
     if ier != 0:
@@ -291,21 +288,20 @@ def check_far_field(lib, rng, dist, eps, nd, ns=20000, nt=5000, sample=(300, 100
     rt = direct(src, q, d, "cd", np.asfortranarray(trg[:, i_t]))
     refs = {"pot": rs[0], "grad": rs[1], "hess": rs[2], "pottarg": rt[0], "gradtarg": rt[1], "hesstarg": rt[2]}
     sampled = {n: (v[..., i_t] if "targ" in n else v[..., i_s]).reshape(refs[n].shape) for n, v in out.items()}
-    compare(what, sampled, refs, eps, FAR_FIELD_TOL)
+    compare(what, sampled, refs, eps, FAR_FIELD_TOL[dist])
 
 
 def check_lfmm3d(lib, rng, eps=1e-9):
     """The general routine: flags as FMM3D reads them, mixed output levels,
     nothing to do, iper left alone."""
-    nd, ns, nt = (VEC_ND + (1,))[0], 800, 500
-    top = len(OUTPUTS)
+    nd, ns, nt = 2, 800, 500
     src, trg = points(ns, "uniform", rng), points(nt, "uniform", rng)
     q, d = densities(nd, ns, rng)
     rs, rt = direct(src, q, d, "cd", src), direct(src, q, d, "cd", trg)
-    ier, o, iper = lfmm3d(lib, nd, eps, src, 1, q, 1, d, 1, trg, top, iper=7)
-    errs = [rel(o["pot"], rs[0])] + [rel(o[OUT_NAMES[k] + "targ"], rt[k]) for k in range(top)]
+    ier, o, iper = lfmm3d(lib, nd, eps, src, 1, q, 1, d, 1, trg, 3, iper=7)
+    errs = [rel(o["pot"], rs[0])] + [rel(o[OUT_NAMES[k] + "targ"], rt[k]) for k in range(3)]
     report(ier == 0 and max(errs) <= eps and np.isnan(o["grad"]).all() and np.isnan(o["hess"]).all() and iper == 7,
-           f"lfmm3d nd {nd}, ifpgh 1, ifpghtarg {top}: ier {ier}, pot at the sources and {OUTPUTS} at the targets "
+           f"lfmm3d nd {nd}, ifpgh 1, ifpghtarg 3: ier {ier}, pot at the sources and pot, grad, hess at the targets "
            f"within eps ({max(errs):.1e}), grad and hess at the sources not written, iper left at 7")
     # ifcharge = 2 is "no charges" to FMM3D (only 1 means yes)
     ier, o, _ = lfmm3d(lib, nd, eps, src, 2, q, 1, d, 2, trg, 0)
@@ -323,19 +319,6 @@ def check_lfmm3d(lib, rng, eps=1e-9):
     ier, o, _ = lfmm3d(lib, 1, eps, empty, 1, q, 0, d, 2, trg, 2)
     report(ier == 0 and (o["pottarg"] == 0).all() and (o["gradtarg"] == 0).all(),
            f"lfmm3d nsource 0: zeros at the targets (ier {ier})")
-
-
-def check_not_yet(lib, rng):
-    """Until gpufmm_laplace_evaluate_nd: Hessians and nd > 1 answer ier 1006,
-    the outputs unchanged."""
-    src = points(300, "uniform", rng)
-    q, d = densities(3, 300, rng)
-    for form, nd in (("s_c_h", None), ("st_cd_g", 3), ("t_d_p", 2)):
-        ier, out = call_wrapper(lib, form, nd, 1e-6, src, q, d, src)
-        msg = lib.gpufmm_fmm3d_last_error().decode()
-        report(ier == NOT_SUPPORTED and all(np.isnan(v).all() for v in out.values()),
-               f"lfmm3d_{form}{'' if nd is None else '_vec'} (not in this version): ier {ier}, outputs unchanged, "
-               f"message: {msg}")
 
 
 def check_cache(lib, rng, eps=1e-6):
@@ -379,6 +362,15 @@ def check_cache(lib, rng, eps=1e-6):
             report(m1 - m0 == 1 and h1 == h0 and same_bits(changed, fresh),
                    f"cache, lfmm3d_{form}: {which}(2,{i + 1}) one ulp up in place: a new plan, equal to a fresh one")
             a[1, i] = old
+    # nd, the sources' kind and the outputs are not in the key: one plan serves them all
+    lib.gpufmm_fmm3d_cache_clear()
+    run("s_c_p", q1)
+    q3, d3 = densities(3, 6000, rng)
+    h0, m0, _ = stats(lib)
+    ier, _ = call_wrapper(lib, "s_cd_h", 3, eps, src, q3, d3, None)
+    h1, m1, _ = stats(lib)
+    report(ier == 0 and h1 - h0 == 1 and m1 == m0,
+           "cache: lfmm3d_s_cd_h_vec (nd 3) after lfmm3d_s_c_p on the same geometry: the same plan")
     # a visible move: a stale plan would be off by far more than eps
     run("s_c_g", q1)
     i = int(rng.integers(src.shape[1]))
@@ -500,7 +492,7 @@ def check_threads(lib, rng, eps=1e-6):
     trg = points(1000, "uniform", rng)
     qs = [densities(1, 3000, rng) for _ in range(4)]
     qo = [densities(1, 2000, rng) for _ in range(4)]
-    jobs = [[("st_cd_g", shared, qs[t]), ("s_c_g", own[t], qo[t]), ("t_d_p", shared, qs[t])] for t in range(4)]
+    jobs = [[("st_cd_g", shared, qs[t]), ("s_c_h", own[t], qo[t]), ("t_d_p", shared, qs[t])] for t in range(4)]
 
     def run(job):
         return [call_wrapper(lib, f, None, eps, s, q[0], q[1], trg) for f, s, q in job]
@@ -542,14 +534,13 @@ def main():
     check_normalization(rng)
     for dist in ("uniform", "clustered"):
         for eps in (1e-6, 1e-9):
-            for nd in (None,) + VEC_ND:
+            for nd in (None, 3):
                 check_forms(lib, rng, dist, eps, nd)
     for dist in ("uniform", "clustered"):
         for eps in (1e-6, 1e-9):
-            for nd in (None,) + VEC_ND:
-                check_far_field(lib, rng, dist, eps, nd)
+            check_far_field(lib, rng, dist, eps, None)
+    check_far_field(lib, rng, "uniform", 1e-6, 3)
     check_lfmm3d(lib, rng)
-    check_not_yet(lib, rng)
     check_cache(lib, rng)
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
