@@ -241,6 +241,39 @@ void op_tree(Bytes& b, State& st) {
   check(fuzz_tree_list_size(t, b.enumval(4), &rows, &entries), "gpufmm_tree_list_size");
 }
 
+// Several densities and the Hessian on plan p (n sources src, targets at
+// the sources): outputs untouched on failure; with compare_eps > 0, the
+// Hessian within 100 compare_eps of gpufmm_laplace_direct_nd.
+void op_evaluate_nd(Bytes& b, gpufmm_context_t c, gpufmm_laplace_plan_t p, const std::vector<double>& src, int64_t n,
+                    double compare_eps) {
+  const bool benign = compare_eps > 0;
+  const int nd = b.small(4) ? 1 + b.small(4) : int(b.i32());
+  const size_t m = size_t(std::max(nd, 1)) * size_t(std::max<int64_t>(n, 0));
+  std::vector<double> q(m + 1), d(3 * m + 3);
+  for (auto& v : q) v = benign ? double(b.u8()) / 128.0 - 1.0 : b.real();
+  for (auto& v : d) v = benign ? double(b.u8()) / 128.0 - 1.0 : b.real();
+  const double* dip = b.small(2) == 0 ? d.data() : nullptr;
+  std::vector<double> pot(m + 1, kPoison), grad(3 * m + 3, kPoison), hess(6 * m + 6, kPoison);
+  const bool want_pot = b.small(3) != 0, want_grad = b.small(3) != 0, want_hess = b.small(4) != 0;
+  const gpufmm_status_t s = gpufmm_laplace_evaluate_nd(p, nd, q.data(), dip, want_pot ? pot.data() : nullptr,
+                                                       want_grad ? grad.data() : nullptr,
+                                                       want_hess ? hess.data() : nullptr);
+  check(s, "gpufmm_laplace_evaluate_nd");
+  if (s != GPUFMM_SUCCESS) {
+    if (!(untouched(pot) && untouched(grad) && untouched(hess)))
+      violated("outputs written on failure", "gpufmm_laplace_evaluate_nd");
+    return;
+  }
+  if (!benign || !want_hess || n < 2) return;
+  std::vector<double> ge(3 * m), he(6 * m);
+  check(gpufmm_laplace_direct_nd(c, GPUFMM_FLOAT64, nd, n, src.data(), q.data(), dip, 0, nullptr, nullptr, ge.data(),
+                                 he.data()),
+        "gpufmm_laplace_direct_nd");
+  hess.resize(6 * m);
+  if (rel_l2(hess, he) > 100 * compare_eps)
+    violated("FMM Hessian beyond 100 eps of the direct sum", "gpufmm_laplace_evaluate_nd");
+}
+
 void op_plan(Bytes& b, State& st) {
   gpufmm_context_t c = live_or_new(b, st);
   gpufmm_laplace_options_t o;
@@ -285,6 +318,9 @@ void op_plan(Bytes& b, State& st) {
     pot.resize(size_t(n));
     if (rel_l2(pot, pe) > 100 * o.eps) violated("FMM potential beyond 100 eps of the direct sum", "gpufmm_laplace_evaluate");
   }
+  if (b.small(2))
+    op_evaluate_nd(b, c, p, src, n,
+                   benign && o.eps >= 1e-10 && info.precision == GPUFMM_FLOAT64 && o.p == 0 ? o.eps : 0.0);
 }
 
 void op_fft(Bytes& b, State& st) {

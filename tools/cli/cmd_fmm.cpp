@@ -22,11 +22,13 @@ using gpufmm_cli::rel_l2;
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: gpufmm fmm --n N [--eps E] [--dist uniform|ellipsoid|plummer|clusters] [--grad]\n"
-               "                  [--float] [--check K] [--cpu|--gpu] [--targets M] [--seed S]\n"
+               "                  [--hess] [--nd D] [--float] [--check K] [--cpu|--gpu] [--targets M] [--seed S]\n"
                "  --n        number of sources (required); charges uniform in (0, 1) as in papers/000\n"
                "  --eps      requested relative L2 error (default 1e-6)\n"
                "  --dist     point distribution of sources and targets (default uniform)\n"
                "  --grad     compute the gradient too (default: potential only)\n"
+               "  --hess     compute the gradient and the Hessian (xx yy zz xy xz yz) too\n"
+               "  --nd       D densities on the same points in one evaluate (default 1)\n"
                "  --float    single-precision arithmetic (default double)\n"
                "  --check    compare K sampled targets with the direct sum (default 200; 0: no check)\n"
                "  --targets  M separate targets from the same distribution (default: at the sources)\n"
@@ -41,19 +43,20 @@ int fail(const char* what) {
 }
 
 int run_fmm(const std::vector<std::string>& args) {
-  if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed"},
-                               {"--grad", "--float", "--cpu", "--gpu"})) {
+  if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed", "--nd"},
+                               {"--grad", "--hess", "--float", "--cpu", "--gpu"})) {
     usage(stderr);
     return 2;
   }
-  long long n = -1, m = -1, check = 200, seed = 1;
+  long long n = -1, m = -1, check = 200, seed = 1, nd = 1;
   double eps = 1e-6;
   const std::string ns = gpufmm_cli::option_value(args, "--n", "");
   const std::string ms = gpufmm_cli::option_value(args, "--targets", "");
   if (ns.empty() || !parse_int(ns, n) || n < 1 || (!ms.empty() && (!parse_int(ms, m) || m < 1)) ||
       !parse_double(gpufmm_cli::option_value(args, "--eps", "1e-6"), eps) ||
       !parse_int(gpufmm_cli::option_value(args, "--check", "200"), check) || check < 0 ||
-      !parse_int(gpufmm_cli::option_value(args, "--seed", "1"), seed)) {
+      !parse_int(gpufmm_cli::option_value(args, "--seed", "1"), seed) ||
+      !parse_int(gpufmm_cli::option_value(args, "--nd", "1"), nd) || nd < 1 || nd > 1024) {
     usage(stderr);
     return 2;
   }
@@ -62,7 +65,8 @@ int run_fmm(const std::vector<std::string>& args) {
     usage(stderr);
     return 2;
   }
-  const bool want_grad = gpufmm_cli::has_flag(args, "--grad");
+  const bool want_hess = gpufmm_cli::has_flag(args, "--hess");
+  const bool want_grad = gpufmm_cli::has_flag(args, "--grad") || want_hess;
   const bool single = gpufmm_cli::has_flag(args, "--float");
   int device;
   if (!gpufmm_cli::parse_device(args, device)) {
@@ -74,7 +78,14 @@ int run_fmm(const std::vector<std::string>& args) {
   const gpufmm_cli::Problem prob = gpufmm_cli::make_problem(dist, n, m, static_cast<uint64_t>(seed), false);
   const std::vector<double>& src = prob.sources;
   const std::vector<double>& trg = prob.targets;
-  const std::vector<double>& q = prob.charges;
+  // nd densities, interleaved (charge(nd, n)): the problem's charges, then
+  // more uniform in (0, 1).
+  std::vector<double> q(static_cast<size_t>(nd * n));
+  {
+    gpufmm_test::Rng r(static_cast<uint64_t>(seed) + 99);
+    for (long long j = 0; j < n; ++j)
+      for (long long k = 0; k < nd; ++k) q[k + nd * j] = k == 0 ? prob.charges[j] : r.uniform();
+  }
   const int64_t ntrg = prob.ntrg;
   const std::vector<double>& points = prob.eval_points();
 
@@ -93,9 +104,13 @@ int run_fmm(const std::vector<std::string>& args) {
     gpufmm_context_destroy(ctx);
     return fail("plan");
   }
-  std::vector<double> pot(static_cast<size_t>(ntrg)), grad(want_grad ? static_cast<size_t>(3 * ntrg) : 0);
+  const size_t per = static_cast<size_t>(nd * ntrg);
+  std::vector<double> pot(per), grad(want_grad ? 3 * per : 0), hess(want_hess ? 6 * per : 0);
   for (int round = 0; round < 2; ++round)  // the first evaluation warms up
-    if (gpufmm_laplace_evaluate(plan, q.data(), nullptr, pot.data(), want_grad ? grad.data() : nullptr) !=
+    if ((nd == 1 && !want_hess
+             ? gpufmm_laplace_evaluate(plan, q.data(), nullptr, pot.data(), want_grad ? grad.data() : nullptr)
+             : gpufmm_laplace_evaluate_nd(plan, int(nd), q.data(), nullptr, pot.data(),
+                                          want_grad ? grad.data() : nullptr, want_hess ? hess.data() : nullptr)) !=
         GPUFMM_SUCCESS) {
       gpufmm_laplace_plan_destroy(plan);
       gpufmm_context_destroy(ctx);
@@ -107,6 +122,8 @@ int run_fmm(const std::vector<std::string>& args) {
   std::printf("gpufmm fmm: %s, %lld sources, %s targets, %s precision, eps %.1e, %s\n",
               gpufmm_test::dist_name(dist), n, m > 0 ? std::to_string(m).c_str() : "the same",
               single ? "single" : "double", eps, dev.name);
+  if (nd > 1 || want_hess)
+    std::printf("%lld densities%s\n", nd, want_hess ? ", potential, gradient and Hessian" : "");
   // Below depth 2 no box is well separated from another: no expansion is
   // formed, and the plan's p is unused.
   const std::string p_text = info.l_max >= 2 ? std::to_string(info.p)
@@ -125,21 +142,26 @@ int run_fmm(const std::vector<std::string>& args) {
   std::printf("\n%-12s", "% of total");
   for (double t : stages) std::printf(" %10.1f", info.t_total > 0 ? 100.0 * t / info.t_total : 0.0);
   std::printf("\n");
+  if (nd > 1) std::printf("per density: %.4g s\n", info.t_total / double(nd));
 
   int rc = 0;
   if (check > 0) {
     // The direct sum at K sampled targets only (passed as the targets).
     const int64_t k = std::min<int64_t>(check, ntrg);
     std::vector<int64_t> idx;
-    std::vector<double> y, ref_pot(static_cast<size_t>(k)), ref_grad(want_grad ? static_cast<size_t>(3 * k) : 0);
+    const size_t kd = static_cast<size_t>(k * nd);
+    std::vector<double> y, ref_pot(kd), ref_grad(want_grad ? 3 * kd : 0), ref_hess(want_hess ? 6 * kd : 0);
     gpufmm_cli::sample_points(points, ntrg, k, idx, y);
-    if (gpufmm_laplace_direct(ctx, GPUFMM_FLOAT64, n, src.data(), q.data(), nullptr, k, y.data(), ref_pot.data(),
-                              want_grad ? ref_grad.data() : nullptr) != GPUFMM_SUCCESS) {
+    if (gpufmm_laplace_direct_nd(ctx, GPUFMM_FLOAT64, int(nd), n, src.data(), q.data(), nullptr, k, y.data(),
+                                 ref_pot.data(), want_grad ? ref_grad.data() : nullptr,
+                                 want_hess ? ref_hess.data() : nullptr) != GPUFMM_SUCCESS) {
       rc = fail("direct sum");
-    } else {
+    } else {  // a target's values of every density are contiguous: nd * per of them
+      const int w = static_cast<int>(nd);
       std::printf("\nrelative L2 error on %lld sampled targets (direct sum in double): pot %.3e",
-                  static_cast<long long>(k), rel_l2(pot, idx, ref_pot, 1));
-      if (want_grad) std::printf(", grad %.3e", rel_l2(grad, idx, ref_grad, 3));
+                  static_cast<long long>(k), rel_l2(pot, idx, ref_pot, w));
+      if (want_grad) std::printf(", grad %.3e", rel_l2(grad, idx, ref_grad, 3 * w));
+      if (want_hess) std::printf(", hess %.3e", rel_l2(hess, idx, ref_hess, 6 * w));
       std::printf("  (eps %.1e)\n", eps);
     }
   }

@@ -227,26 +227,27 @@ void launch_sum_parts(int64_t n, int parts, const T* in, double* out, cudaStream
 // Device copies (or views) of the double inputs and outputs of one call.
 struct DeviceData {
   const double *src = nullptr, *q = nullptr, *d = nullptr, *trg = nullptr;
-  double *pot = nullptr, *grad = nullptr;
+  double *pot = nullptr, *grad = nullptr, *hess = nullptr;
 };
 
 // Pack, kernel(s), conversion to double into x.pot / x.grad (device) for
 // one kernel instance: bps = its resident blocks per SM, launch(l, trg, rec,
 // pot, grad) launches it (direct_kernel's arguments after the kernel struct)
 // on ctx's stream.
-template <bool kC, bool kD, bool kG, class T, class Launcher>
+template <bool kC, bool kD, bool kG, bool kH, class T, class Launcher>
 void execute(Context& ctx, int bps, const Launcher& launch, const DirectArgs& a, const DeviceData& x,
              DirectTiming* timing) {
   cudaStream_t stream = stream_of(ctx);
   constexpr int S = Stride<kD>::value;
   const size_t tb = sizeof(T);
   const Launch l = plan_launch(a.ntrg, a.nsrc, TargetsPerThread<T>::value * kDirectBlock, bps,
-                               ((a.pot ? 1 : 0) + (kG ? 3 : 0)) * tb);
+                               ((a.pot ? 1 : 0) + (kG ? 3 : 0) + (kH ? 6 : 0)) * tb);
   const size_t nt = size_t(a.ntrg), ns = size_t(a.nsrc);
   StreamBuffer d_rec(ctx, ns * S * tb, "direct-sum sources");
   StreamBuffer d_trg(ctx, 3 * nt * tb, "direct-sum targets");
   StreamBuffer p_pot(ctx, a.pot ? nt * l.parts * tb : 0, "direct-sum partial potentials");
   StreamBuffer p_grad(ctx, kG ? 3 * nt * l.parts * tb : 0, "direct-sum partial gradients");
+  StreamBuffer p_hess(ctx, kH ? 6 * nt * l.parts * tb : 0, "direct-sum partial Hessians");
   StreamBuffer d_bad(ctx, 4 * sizeof(unsigned long long), "direct-sum input check");
 
   Event start, stop;
@@ -258,9 +259,11 @@ void execute(Context& ctx, int bps, const Launcher& launch, const DirectArgs& a,
       ptr<unsigned long long>(d_bad));
   check_launch("pack_kernel");
   if (a.on_context) check_inputs(stream, ptr<unsigned long long>(d_bad));  // before any output is written
-  launch(l, ptr<T>(d_trg), ptr<T>(d_rec), a.pot ? ptr<T>(p_pot) : nullptr, kG ? ptr<T>(p_grad) : nullptr);
+  launch(l, ptr<T>(d_trg), ptr<T>(d_rec), a.pot ? ptr<T>(p_pot) : nullptr, kG ? ptr<T>(p_grad) : nullptr,
+         kH ? ptr<T>(p_hess) : nullptr);
   if (a.pot) launch_sum_parts<T>(a.ntrg, l.parts, ptr<T>(p_pot), x.pot, stream);
   if (kG) launch_sum_parts<T>(3 * a.ntrg, l.parts, ptr<T>(p_grad), x.grad, stream);
+  if (kH) launch_sum_parts<T>(6 * a.ntrg, l.parts, ptr<T>(p_hess), x.hess, stream);
   GPUFMM_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
   GPUFMM_CUDA_CHECK(cudaEventSynchronize(stop.get()));
   float ms = 0;
@@ -277,12 +280,12 @@ void run_user(Context& ctx, const kernels::KernelDesc& desc, const DirectArgs& a
   auto go = [&](auto g_) {
     constexpr bool kG = decltype(g_)::value;
     const cudaKernel_t f = uk.direct[kG];
-    auto launch = [&](const Launch& l, T* trg, T* rec, T* pot, T* grad) {
+    auto launch = [&](const Launch& l, T* trg, T* rec, T* pot, T* grad, T* hess) {
       int64_t ntrg = l.ntrg, nsrc = l.nsrc, chunk = l.chunk;
-      void* args[] = {&params, &ntrg, &trg, &nsrc, &chunk, &rec, &pot, &grad};
+      void* args[] = {&params, &ntrg, &trg, &nsrc, &chunk, &rec, &pot, &grad, &hess};
       launch_user_kernel(f, l.grid, kDirectBlock, stream_of(ctx), args, "direct_kernel (user kernel)");
     };
-    execute<true, false, kG, T>(ctx, user_kernel_occupancy(f, kDirectBlock), launch, a, x, timing);
+    execute<true, false, kG, false, T>(ctx, user_kernel_occupancy(f, kDirectBlock), launch, a, x, timing);
   };
   if (a.grad)
     go(kernels::Flag<true>{});
@@ -297,22 +300,32 @@ void run(Context& ctx, const kernels::KernelDesc& desc, const DirectArgs& a, con
     run_user<T>(ctx, desc, a, x, timing);
     return;
   }
+  // One instance of direct_kernel (kH: the Hessian, Laplace only).
+  auto instance = [&](auto k, auto c, auto d, auto g, auto hh) {
+    using K = decltype(k);
+    constexpr bool kC = decltype(c)::value, kD = decltype(d)::value, kG = decltype(g)::value;
+    constexpr bool kH = decltype(hh)::value;
+    int bps = 0;
+    GPUFMM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, direct_kernel<K, T, kC, kD, kG, kH>, kDirectBlock, 0));
+    cudaStream_t stream = stream_of(ctx);
+    auto launch = [&](const Launch& l, T* trg, T* rec, T* pot, T* grad, T* hess) {
+      direct_kernel<K, T, kC, kD, kG, kH><<<l.grid, kDirectBlock, 0, stream>>>(k, l.ntrg, trg, l.nsrc, l.chunk, rec,
+                                                                               pot, grad, hess);
+      check_launch("direct_kernel");
+    };
+    execute<kC, kD, kG, kH, T>(ctx, bps, launch, a, x, timing);
+  };
+  if (a.hess) {
+    kernels::with_sources<true>(a.charges != nullptr, a.dipoles != nullptr, true, [&](auto c, auto d, auto g) {
+      instance(kernels::Laplace<T>{}, c, d, g, kernels::Flag<true>{});
+    });
+    return;
+  }
   kernels::with_builtin_kernel<T>(desc, [&](auto k) {
     using K = decltype(k);
     kernels::with_sources<K::kDipoles>(a.charges != nullptr, a.dipoles != nullptr, a.grad != nullptr,
-                                       [&](auto c, auto d, auto g) {
-      constexpr bool kC = decltype(c)::value, kD = decltype(d)::value, kG = decltype(g)::value;
-      int bps = 0;
-      GPUFMM_CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, direct_kernel<K, T, kC, kD, kG>, kDirectBlock, 0));
-      cudaStream_t stream = stream_of(ctx);
-      auto launch = [&](const Launch& l, T* trg, T* rec, T* pot, T* grad) {
-        direct_kernel<K, T, kC, kD, kG><<<l.grid, kDirectBlock, 0, stream>>>(k, l.ntrg, trg, l.nsrc, l.chunk, rec,
-                                                                             pot, grad);
-        check_launch("direct_kernel");
-      };
-      execute<kC, kD, kG, T>(ctx, bps, launch, a, x, timing);
-    });
+                                       [&](auto c, auto d, auto g) { instance(k, c, d, g, kernels::Flag<false>{}); });
   });
 }
 
@@ -335,6 +348,7 @@ void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision
   StreamBuffer h_trg(ctx, host && !same ? 3 * nt * db : 0, "direct-sum target coordinates");
   StreamBuffer h_pot(ctx, host && a.pot ? nt * db : 0, "direct-sum potentials");
   StreamBuffer h_grad(ctx, host && a.grad ? 3 * nt * db : 0, "direct-sum gradients");
+  StreamBuffer h_hess(ctx, host && a.hess ? 6 * nt * db : 0, "direct-sum Hessians");
   DeviceData x;
   if (host) {
     auto up = [&](const StreamBuffer& b, const double* p, size_t n) -> const double* {
@@ -348,14 +362,16 @@ void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision
     x.trg = same ? x.src : up(h_trg, a.targets, 3 * nt);
     x.pot = a.pot ? ptr<double>(h_pot) : nullptr;
     x.grad = a.grad ? ptr<double>(h_grad) : nullptr;
+    x.hess = a.hess ? ptr<double>(h_hess) : nullptr;
   } else {
-    x = DeviceData{a.sources, a.charges, a.dipoles, a.targets, a.pot, a.grad};
+    x = DeviceData{a.sources, a.charges, a.dipoles, a.targets, a.pot, a.grad, a.hess};
     if (precision == GPUFMM_FLOAT32 && a.nsrc + a.ntrg > 0) device_origin(ctx, a, a.origin);
   }
   if (a.ntrg > 0) {
     if (a.nsrc == 0) {  // nothing acts on the targets
       if (x.pot) GPUFMM_CUDA_CHECK(cudaMemsetAsync(x.pot, 0, nt * db, stream));
       if (x.grad) GPUFMM_CUDA_CHECK(cudaMemsetAsync(x.grad, 0, 3 * nt * db, stream));
+      if (x.hess) GPUFMM_CUDA_CHECK(cudaMemsetAsync(x.hess, 0, 6 * nt * db, stream));
     } else if (precision == GPUFMM_FLOAT32) {
       run<float>(ctx, k, a, x, timing);
     } else {
@@ -365,6 +381,8 @@ void direct(Context& ctx, const kernels::KernelDesc& k, gpufmm_dtype_t precision
     if (host && a.pot) GPUFMM_CUDA_CHECK(cudaMemcpyAsync(a.pot, x.pot, nt * db, cudaMemcpyDeviceToHost, stream));
     if (host && a.grad)
       GPUFMM_CUDA_CHECK(cudaMemcpyAsync(a.grad, x.grad, 3 * nt * db, cudaMemcpyDeviceToHost, stream));
+    if (host && a.hess)
+      GPUFMM_CUDA_CHECK(cudaMemcpyAsync(a.hess, x.hess, 6 * nt * db, cudaMemcpyDeviceToHost, stream));
   }
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (timing)

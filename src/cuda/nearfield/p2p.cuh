@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "cuda/common/device_views.cuh"
+#include "kernels/fast_math.hpp"
 
 namespace gpufmm {
 namespace nearfield {
@@ -236,11 +237,13 @@ __global__ void __launch_bounds__(kP2PBlock)
 }
 
 // TpT: one thread per target, its leaf's near sources read from global memory.
-template <class Kern, class T, bool kC, bool kD, bool kG>
+// kH (the Laplace kernel's accumulate_hess; kG then too): the Hessian into
+// hess (6 per target) as well.
+template <class Kern, class T, bool kC, bool kD, bool kG, bool kH = false>
 __global__ void k_p2p_tpt(Kern kern, int64_t n, DevSet R, DevSet S, DevList nbl, const int32_t* __restrict__ leaf_of,
                           const double* __restrict__ sxyz, const double* __restrict__ txyz,
                           const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ pot,
-                          T* __restrict__ grad) {
+                          T* __restrict__ grad, T* __restrict__ hess = nullptr) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
     const NearFrame fr = near_frame(R, b);
@@ -248,24 +251,28 @@ __global__ void k_p2p_tpt(Kern kern, int64_t n, DevSet R, DevSet S, DevList nbl,
     const T tx = near_coord<T>(fr, 0, t[0]), ty = near_coord<T>(fr, 1, t[1]), tz = near_coord<T>(fr, 2, t[2]);
     const T txl = near_coord_lo<T>(fr, 0, t[0]), tyl = near_coord_lo<T>(fr, 1, t[1]),
             tzl = near_coord_lo<T>(fr, 2, t[2]);
-    T v = T(0), gx = T(0), gy = T(0), gz = T(0);
+    T o[kH ? 10 : 4];  // potential, gradient (, Hessian)
+    for (T& x : o) x = T(0);
     for (int64_t e = nbl.offsets[b]; e < nbl.offsets[b + 1]; ++e) {
       const int32_t s = nbl.index[e];
       for (int64_t j = S.point_begin[s]; j < S.point_end[s]; ++j) {
         const double* x = sxyz + 3 * j;
-        kern.template accumulate<kC, kD, kG>(
-            near_diff(tx, txl, near_coord<T>(fr, 0, x[0]), near_coord_lo<T>(fr, 0, x[0])),
-            near_diff(ty, tyl, near_coord<T>(fr, 1, x[1]), near_coord_lo<T>(fr, 1, x[1])),
-            near_diff(tz, tzl, near_coord<T>(fr, 2, x[2]), near_coord_lo<T>(fr, 2, x[2])), kC ? q[j] : T(0),
-            kD ? d[3 * j] : T(0), kD ? d[3 * j + 1] : T(0), kD ? d[3 * j + 2] : T(0), v, gx, gy, gz);
+        const T rx = near_diff(tx, txl, near_coord<T>(fr, 0, x[0]), near_coord_lo<T>(fr, 0, x[0]));
+        const T ry = near_diff(ty, tyl, near_coord<T>(fr, 1, x[1]), near_coord_lo<T>(fr, 1, x[1]));
+        const T rz = near_diff(tz, tzl, near_coord<T>(fr, 2, x[2]), near_coord_lo<T>(fr, 2, x[2]));
+        const T qj = kC ? q[j] : T(0);
+        const T dx = kD ? d[3 * j] : T(0), dy = kD ? d[3 * j + 1] : T(0), dz = kD ? d[3 * j + 2] : T(0);
+        if constexpr (kH)
+          kern.template accumulate_hess<kC, kD>(rx, ry, rz, qj, dx, dy, dz, ::gpufmm::kernels::hess_ref(o));
+        else
+          kern.template accumulate<kC, kD, kG>(rx, ry, rz, qj, dx, dy, dz, o[0], o[1], o[2], o[3]);
       }
     }
-    if (pot) pot[i] = v;
-    if (kG) {
-      grad[3 * i] = gx;
-      grad[3 * i + 1] = gy;
-      grad[3 * i + 2] = gz;
-    }
+    if (pot) pot[i] = o[0];
+    if (kG)
+      for (int c = 0; c < 3; ++c) grad[3 * i + c] = o[1 + c];
+    if constexpr (kH)
+      for (int c = 0; c < 6; ++c) hess[6 * i + c] = o[4 + c];
   }
 }
 

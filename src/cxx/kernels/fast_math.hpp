@@ -48,5 +48,19 @@ GPUFMM_HD_INLINE double fast_rsqrt(double x) {
 #endif
 }
 
+// The ten sums of the Laplace kernel's accumulate_hess (kernels/laplace.hpp;
+// here, beside the math that every kernel header and NVRTC program
+// includes): potential, gradient, Hessian (xx, yy, zz, xy, xz, yz), as
+// references, so that the CPU's source loop vectorises over lanes whose sums
+// live in ten arrays; hess_ref makes one from ten consecutive values.
+template <class T>
+struct HessRef {
+  T &v, &gx, &gy, &gz, &xx, &yy, &zz, &xy, &xz, &yz;
+};
+template <class T>
+GPUFMM_HD_INLINE HessRef<T> hess_ref(T* o) {
+  return HessRef<T>{o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], o[8], o[9]};
+}
+
 }  // namespace kernels
 }  // namespace gpufmm

@@ -59,43 +59,49 @@ struct Laplace {
     }
   }
 
-  // accumulate<kC, kD, true> with the Hessian of phi as well: o[0] += phi,
+  // accumulate<kC, kD, true> with the Hessian of phi as well: o.v += phi,
   // o[1..3] += grad phi, o[4..9] += the second derivatives xx, yy, zz, xy,
   // xz, yz:
   //   charge  q (3 R_i R_j / r^5 - delta_ij / r^3)
   //   dipole  15 (d.R) R_i R_j / r^7 - 3 (d_i R_j + d_j R_i + (d.R) delta_ij) / r^5
   // (the Laplace kernel only; the same no-self-term rule).
   template <bool kC, bool kD>
-  GPUFMM_HD_INLINE void accumulate_hess(T rx, T ry, T rz, T q, T dx, T dy, T dz, T* o) const {
+  GPUFMM_HD_INLINE void accumulate_hess(T rx, T ry, T rz, T q, T dx, T dy, T dz, HessRef<T> o) const {
     const T r2 = rx * rx + ry * ry + rz * rz;
     const T rs = fast_rsqrt(r2);
     const T inv_r = r2 != T(0) ? rs : T(0);
     const T inv_r2 = inv_r * inv_r;
     const T inv_r3 = inv_r2 * inv_r;
     const T inv_r5 = inv_r3 * inv_r2;
-    const T R[3] = {rx, ry, rz};
-    constexpr int hi[6] = {0, 1, 2, 0, 0, 1};
-    constexpr int hj[6] = {0, 1, 2, 1, 2, 2};
     if (kC) {
-      o[0] += q * inv_r;
+      o.v += q * inv_r;
       const T c = -q * inv_r3;
       const T c5 = T(3) * q * inv_r5;
-      for (int k = 0; k < 3; ++k) o[1 + k] += c * R[k];
-      for (int k = 0; k < 6; ++k) o[4 + k] += c5 * R[hi[k]] * R[hj[k]] + (k < 3 ? c : T(0));
+      o.gx += c * rx;
+      o.gy += c * ry;
+      o.gz += c * rz;
+      o.xx += c5 * rx * rx + c;
+      o.yy += c5 * ry * ry + c;
+      o.zz += c5 * rz * rz + c;
+      o.xy += c5 * rx * ry;
+      o.xz += c5 * rx * rz;
+      o.yz += c5 * ry * rz;
     }
     if (kD) {
-      const T D[3] = {dx, dy, dz};
-      const T dR = dx * rx + dy * ry + dz * rz;
-      const T dr3 = dR * inv_r3;
-      o[0] += dr3;
+      const T dr3 = (dx * rx + dy * ry + dz * rz) * inv_r3;
+      o.v += dr3;
       const T c = T(3) * dr3 * inv_r2;  // 3 (d.R) / r^5
-      for (int k = 0; k < 3; ++k) o[1 + k] += D[k] * inv_r3 - c * R[k];
+      o.gx += dx * inv_r3 - c * rx;
+      o.gy += dy * inv_r3 - c * ry;
+      o.gz += dz * inv_r3 - c * rz;
       const T c7 = T(5) * c * inv_r2;  // 15 (d.R) / r^7
       const T t5 = T(3) * inv_r5;
-      for (int k = 0; k < 6; ++k) {
-        const int i = hi[k], j = hj[k];
-        o[4 + k] += c7 * R[i] * R[j] - t5 * (D[i] * R[j] + D[j] * R[i]) - (k < 3 ? c : T(0));
-      }
+      o.xx += c7 * rx * rx - t5 * (dx * rx + dx * rx) - c;
+      o.yy += c7 * ry * ry - t5 * (dy * ry + dy * ry) - c;
+      o.zz += c7 * rz * rz - t5 * (dz * rz + dz * rz) - c;
+      o.xy += c7 * rx * ry - t5 * (dx * ry + dy * rx);
+      o.xz += c7 * rx * rz - t5 * (dx * rz + dz * rx);
+      o.yz += c7 * ry * rz - t5 * (dy * rz + dz * ry);
     }
   }
 };

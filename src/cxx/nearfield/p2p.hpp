@@ -105,29 +105,47 @@ inline void sum_sources(const K& k, X tx, X ty, X tz, int64_t j0, int64_t j1, co
 
 // sum_sources with the Hessian (the Laplace kernel's accumulate_hess): o[0]
 // = phi, o[1..3] = grad phi, o[4..9] = xx, yy, zz, xy, xz, yz, SET. Same
-// lanes and the same discarding of a last partial group as sum_sources.
+// lanes, order and handling of a last partial group as sum_sources.
 template <bool kC, bool kD, class K, class X, class T>
 inline void sum_sources_hess(const K& k, X tx, X ty, X tz, int64_t j0, int64_t j1, const Sources<X, T>& s,
                              T* o) {
   constexpr int kOut = 10;
-  T acc[kOut][kLanes];
+  const X* __restrict sx = s.x.data();
+  const X* __restrict sy = s.y.data();
+  const X* __restrict sz = s.z.data();
+  const T* __restrict sq = s.q.data();
+  const T* __restrict sdx = s.dx.data();
+  const T* __restrict sdy = s.dy.data();
+  const T* __restrict sdz = s.dz.data();
+  T a[kOut][kLanes];
   for (int c = 0; c < kOut; ++c)
-    for (int l = 0; l < kLanes; ++l) acc[c][l] = T(0);
-  for (int64_t b = j0; b < j1; b += kLanes) {
+    for (int l = 0; l < kLanes; ++l) a[c][l] = T(0);
+  auto lane = [&](int l) {
+    return kernels::HessRef<T>{a[0][l], a[1][l], a[2][l], a[3][l], a[4][l], a[5][l], a[6][l], a[7][l], a[8][l], a[9][l]};
+  };
+  const int64_t jf = j0 + (j1 - j0) / kLanes * kLanes;  // the whole lane groups
+  for (int64_t b = j0; b < jf; b += kLanes) {
 #pragma omp simd
     for (int l = 0; l < kLanes; ++l) {
       const int64_t j = b + l;
-      T t[kOut];
-      for (int c = 0; c < kOut; ++c) t[c] = T(0);
-      k.template accumulate_hess<kC, kD>(T(tx - s.x[j]), T(ty - s.y[j]), T(tz - s.z[j]), kC ? s.q[j] : T(0),
-                                         kD ? s.dx[j] : T(0), kD ? s.dy[j] : T(0), kD ? s.dz[j] : T(0), t);
-      const bool used = j < j1;
-      for (int c = 0; c < kOut; ++c) acc[c][l] += used ? t[c] : T(0);
+      k.template accumulate_hess<kC, kD>(T(tx - sx[j]), T(ty - sy[j]), T(tz - sz[j]), kC ? sq[j] : T(0),
+                                         kD ? sdx[j] : T(0), kD ? sdy[j] : T(0), kD ? sdz[j] : T(0), lane(l));
+    }
+  }
+  if (jf < j1) {  // the last, partial group: unused lanes computed and discarded
+    for (int l = 0; l < kLanes; ++l) {
+      const int64_t j = jf + l;
+      T t[kOut] = {T(0), T(0), T(0), T(0), T(0), T(0), T(0), T(0), T(0), T(0)};
+      k.template accumulate_hess<kC, kD>(T(tx - sx[j]), T(ty - sy[j]), T(tz - sz[j]), kC ? sq[j] : T(0),
+                                         kD ? sdx[j] : T(0), kD ? sdy[j] : T(0), kD ? sdz[j] : T(0),
+                                         kernels::hess_ref(t));
+      if (j < j1)
+        for (int c = 0; c < kOut; ++c) a[c][l] += t[c];
     }
   }
   for (int c = 0; c < kOut; ++c) {
     T sum = T(0);
-    for (int l = 0; l < kLanes; ++l) sum += acc[c][l];
+    for (int l = 0; l < kLanes; ++l) sum += a[c][l];
     o[c] = sum;
   }
 }

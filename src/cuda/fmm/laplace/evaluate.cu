@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "cuda/common/staging.hpp"
 #include "cuda/fmm/laplace/gpu_data.cuh"
@@ -193,14 +194,16 @@ struct Eval {
       translate<kKindM2L, 1>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
   }
 
-  template <bool kC, bool kD, bool kG>
-  void p2p_launch(const T* q, const T* d, T* pot, T* grad, cudaStream_t s) {
+  // kH (the Hessian into hess as well): the TpT schedule, whatever gpu_p2p says.
+  template <bool kC, bool kD, bool kG, bool kH>
+  void p2p_launch(const T* q, const T* d, T* pot, T* grad, T* hess, cudaStream_t s) {
     const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L];
     const double* txyz = G.txyz;
-    if (G.k.p2p == GPUFMM_STRATEGY_TPT) {
-      nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
-          kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad);
+    if (kH || G.k.p2p == GPUFMM_STRATEGY_TPT) {
+      nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
+          kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad,
+          hess);
     } else {
       const unsigned blocks =
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
@@ -298,7 +301,7 @@ struct Eval {
   }
 
   // L2P: the far field at the targets.
-  void l2p(T* Lx, uint8_t* hl, T* fp, T* fg) {
+  void l2p(T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
     const int64_t nt = P.ntrg;
     const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
     const T h = T(tree::box_size(tr.cube, L));
@@ -309,36 +312,46 @@ struct Eval {
       const size_t smem = size_t(p2) * sizeof(T);
       set_smem(k_l2p_bpb<T>, smem);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
-      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, tab.walk);
+      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, fh, tab.walk);
     } else if (G.k.l2p == GPUFMM_STRATEGY_TPT)
       k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(tr, R), G.leaf_of, G.txyz, Lx, hl,
-                                                           fp, fg, tab.walk);
+                                                           fp, fg, fh, tab.walk);
     else
-      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, tab.walk);
+      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, fh,
+                                                        tab.walk);
     check_launch("laplace L2P kernel");
   }
 
   // P2P: the near field on stream s (zeros where there are no sources).
-  void p2p(T* q, T* d, T* np, T* ng, cudaStream_t s) {
+  void p2p(T* q, T* d, T* np, T* ng, T* nh, cudaStream_t s) {
     const int64_t ns = P.nsrc, nt = P.ntrg;
-    if (ns > 0 && nt > 0) {
+    if (ns > 0 && nt > 0 && nh) {
+      kernels::with_sources<true>(q != nullptr, d != nullptr, true, [&](auto c_, auto d_, auto) {
+        p2p_launch<decltype(c_)::value, decltype(d_)::value, true, true>(q, d, np, ng, nh, s);
+      });
+    } else if (ns > 0 && nt > 0) {
       kernels::with_sources<true>(q != nullptr, d != nullptr, ng != nullptr, [&](auto c_, auto d_, auto g_) {
-        p2p_launch<decltype(c_)::value, decltype(d_)::value, decltype(g_)::value>(q, d, np, ng, s);
+        p2p_launch<decltype(c_)::value, decltype(d_)::value, decltype(g_)::value, false>(q, d, np, ng, nullptr, s);
       });
     } else if (nt > 0) {
       if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nt) * sizeof(T), s));
       if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(3 * nt) * sizeof(T), s));
+      if (nh) GPUFMM_CUDA_CHECK(cudaMemsetAsync(nh, 0, size_t(6 * nt) * sizeof(T), s));
     }
   }
 
   // Device pointers of one evaluate: the inputs in the user's order (device
   // arrays, or the staging copies of host inputs), the workspace, the outputs
   // in the user's order (device arrays or staging buffers).
+  // nd densities interleaved in the user's arrays (LaplaceEvalArgs), one at
+  // a time through the workspace.
   template <class SS>
   struct Ptrs {
     const SS *uq = nullptr, *ud = nullptr;
-    SS *up = nullptr, *ug = nullptr;
+    SS *up = nullptr, *ug = nullptr, *uh = nullptr;
+    int nd = 1;
     T *q = nullptr, *d = nullptr, *np = nullptr, *ng = nullptr, *fp = nullptr, *fg = nullptr;
+    T *nh = nullptr, *fh = nullptr;
     T *M = nullptr, *Lx = nullptr;
     uint8_t* hl = nullptr;
   };
@@ -355,14 +368,15 @@ struct Eval {
   // The device work of an evaluate, from the input check to the permutation
   // of the results into the user's order: stream operations only (no host
   // synchronisation, no allocation), so that it can be captured into a graph.
+  // Density kd (the flags of the input check are cleared by the first).
   template <class SS>
-  void enqueue(const Ptrs<SS>& x, bool capturing) {
+  void enqueue(const Ptrs<SS>& x, bool capturing, int kd = 0) {
     const int64_t ns = P.nsrc, nt = P.ntrg;
-    T *q = x.q, *d = x.d, *np = x.np, *ng = x.ng, *fp = x.fp, *fg = x.fg;
+    T *q = x.q, *d = x.d, *np = x.np, *ng = x.ng, *fp = x.fp, *fg = x.fg, *nh = x.nh, *fh = x.fh;
     mark(0, s0, capturing);
-    GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 3 * sizeof(unsigned long long), s0));
+    if (kd == 0) GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 3 * sizeof(unsigned long long), s0));
     if (ns > 0) {
-      k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, x.uq, x.ud, q, d, G.bad);
+      k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, x.uq, x.ud, q, d, x.nd, kd, G.bad);
       check_launch("laplace permute-in kernel");
     }
     mark(1, s0, capturing);
@@ -376,7 +390,7 @@ struct Eval {
         GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(G.s1, G.fork, 0));
       }
       mark(6, sn, capturing);
-      p2p(q, d, np, ng, sn);
+      p2p(q, d, np, ng, nh, sn);
       mark(7, sn, capturing);
       if (G.k.overlap) GPUFMM_CUDA_CHECK(cudaEventRecord(G.join, sn));
     };
@@ -400,7 +414,7 @@ struct Eval {
         m2l(l, M, Lx, hl);
       }
       mark(4, s0, capturing);
-      l2p(Lx, hl, fp, fg);
+      l2p(Lx, hl, fp, fg, fh);
     } else {
       for (int i = 2; i <= 4; ++i) mark(i, s0, capturing);
     }
@@ -412,9 +426,10 @@ struct Eval {
 
     // Outputs (user order), unless a result is not finite.
     if (nt > 0) {
-      k_check_results<T><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, np, fp, ng, fg, G.bad);
+      k_check_results<T><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, np, fp, ng, fg, nh, fh, G.bad);
       check_launch("laplace result check kernel");
-      k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, R.perm, np, fp, ng, fg, x.up, x.ug, G.bad);
+      k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, R.perm, np, fp, ng, fg, nh, fh, x.up, x.ug,
+                                                                   x.uh, x.nd, kd, G.bad);
       check_launch("laplace permute-out kernel");
     }
   }
@@ -423,34 +438,39 @@ struct Eval {
   void run(const LaplaceEvalArgs& a) {
     const auto w0 = std::chrono::steady_clock::now();
     const bool has_q = a.charges != nullptr, has_d = a.dipoles != nullptr;
-    const bool want_pot = a.pot != nullptr, want_grad = a.grad != nullptr;
+    const bool want_pot = a.pot != nullptr, want_hess = a.hess != nullptr;
+    const bool want_grad = a.grad != nullptr || want_hess;  // the Hessian's walk and loop give the gradient too
     const int64_t ns = P.nsrc, nt = P.ntrg;
+    const size_t nd = size_t(a.nd);
     clear_last_error();
 
     // Inputs (user order) on the device; workspace and output staging (all
     // allocations before the device work, so that it can be a graph).
     Ptrs<SS> x;
+    x.nd = a.nd;
     x.uq = has_q ? static_cast<const SS*>(a.charges) : nullptr;
     x.ud = has_d ? static_cast<const SS*>(a.dipoles) : nullptr;
     if (!a.on_context) {
       if (has_q && ns > 0) {
-        if (G.in_q == nullptr) G.in_q = G.alloc(size_t(ns) * sizeof(SS), "laplace input staging");
-        gpufmm::cuda::staged_upload(P.ctx, G.in_q, x.uq, size_t(ns) * sizeof(SS), plan::parallel_copy);
-        x.uq = static_cast<const SS*>(G.in_q);
+        void* st = G.grow(G.in_q, nd * size_t(ns) * sizeof(SS), "laplace input staging");
+        gpufmm::cuda::staged_upload(P.ctx, st, x.uq, nd * size_t(ns) * sizeof(SS), plan::parallel_copy);
+        x.uq = static_cast<const SS*>(st);
       }
       if (has_d && ns > 0) {
-        if (G.in_d == nullptr) G.in_d = G.alloc(size_t(3 * ns) * sizeof(SS), "laplace input staging");
-        gpufmm::cuda::staged_upload(P.ctx, G.in_d, x.ud, size_t(3 * ns) * sizeof(SS), plan::parallel_copy);
-        x.ud = static_cast<const SS*>(G.in_d);
+        void* st = G.grow(G.in_d, nd * size_t(3 * ns) * sizeof(SS), "laplace input staging");
+        gpufmm::cuda::staged_upload(P.ctx, st, x.ud, nd * size_t(3 * ns) * sizeof(SS), plan::parallel_copy);
+        x.ud = static_cast<const SS*>(st);
       }
     }
     x.q = has_q ? ensure(G.q, size_t(ns), "laplace charges") : nullptr;
     x.d = has_d ? ensure(G.d, size_t(3 * ns), "laplace dipoles") : nullptr;
     x.np = want_pot ? ensure(G.near_pot, size_t(nt), "laplace potentials") : nullptr;
     x.ng = want_grad ? ensure(G.near_grad, size_t(3 * nt), "laplace gradients") : nullptr;
+    x.nh = want_hess ? ensure(G.near_hess, size_t(6 * nt), "laplace Hessians") : nullptr;
     const bool far = L >= 2 && ns > 0 && nt > 0;
     x.fp = far && want_pot ? ensure(G.far_pot, size_t(nt), "laplace potentials") : nullptr;
     x.fg = far && want_grad ? ensure(G.far_grad, size_t(3 * nt), "laplace gradients") : nullptr;
+    x.fh = far && want_hess ? ensure(G.far_hess, size_t(6 * nt), "laplace Hessians") : nullptr;
     if (far) {
       x.M = ensure(G.M, size_t(S.nboxes * p2), "laplace multipoles");
       x.Lx = ensure(G.L, size_t(R.nboxes * p2), "laplace locals");
@@ -460,26 +480,61 @@ struct Eval {
     }
     x.up = static_cast<SS*>(a.pot);
     x.ug = static_cast<SS*>(a.grad);
-    if (!a.on_context) {
-      if (want_pot) {
-        if (G.out_pot == nullptr) G.out_pot = G.alloc(size_t(nt) * sizeof(SS), "laplace output staging");
-        x.up = static_cast<SS*>(G.out_pot);
-      }
-      if (want_grad) {
-        if (G.out_grad == nullptr) G.out_grad = G.alloc(size_t(3 * nt) * sizeof(SS), "laplace output staging");
-        x.ug = static_cast<SS*>(G.out_grad);
+    x.uh = static_cast<SS*>(a.hess);
+    // Outputs through staging: host outputs, and device outputs of several
+    // densities (a later density may fail after an earlier one is written).
+    const bool staged_out = !a.on_context || nd > 1;
+    if (staged_out) {
+      if (x.up) x.up = static_cast<SS*>(G.grow(G.out_pot, nd * size_t(nt) * sizeof(SS), "laplace output staging"));
+      if (x.ug) x.ug = static_cast<SS*>(G.grow(G.out_grad, nd * size_t(3 * nt) * sizeof(SS), "laplace output staging"));
+      if (x.uh) x.uh = static_cast<SS*>(G.grow(G.out_hess, nd * size_t(6 * nt) * sizeof(SS), "laplace output staging"));
+    }
+
+    LaplaceStageTimes& tm = P.last;
+    tm = LaplaceStageTimes();
+    if (nd == 1 && !want_hess) {
+      GraphKey key;
+      key.q = x.uq;
+      key.d = x.ud;
+      key.pot = x.up;
+      key.grad = x.ug;
+      key.dtype = int(a.dtype);
+      key.k = G.k;
+      G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
+    } else {  // one density after the other, kernel by kernel; stage times summed
+      for (int kd = 0; kd < a.nd; ++kd) {
+        enqueue(x, false, kd);
+        GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+        add_stage_times(tm);
+        fail_if_bad(a, x, kd);
       }
     }
 
-    GraphKey key;
-    key.q = x.uq;
-    key.d = x.ud;
-    key.pot = x.up;
-    key.grad = x.ug;
-    key.dtype = int(a.dtype);
-    key.k = G.k;
-    G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
+    if (nd == 1 && !want_hess) fail_if_bad(a, x, 0);
+    if (!a.on_context && nt > 0) {  // staged through pinned chunks (cuda/common/staging.cu)
+      auto down = [&](void* user, const SS* st, size_t per) {
+        if (user) gpufmm::cuda::staged_download(P.ctx, user, st, nd * per * size_t(nt) * sizeof(SS), plan::parallel_copy);
+      };
+      down(a.pot, x.up, 1);
+      down(a.grad, x.ug, 3);
+      down(a.hess, x.uh, 6);
+    } else if (staged_out && nt > 0) {  // device arrays of several densities
+      auto copy = [&](void* user, const SS* st, size_t per) {
+        if (user) backend_copy(P.ctx, user, st, nd * per * size_t(nt) * sizeof(SS));
+      };
+      copy(a.pot, x.up, 1);
+      copy(a.grad, x.ug, 3);
+      copy(a.hess, x.uh, 6);
+      backend_synchronize(P.ctx);
+    }
+    if (nd == 1 && !want_hess) add_stage_times(tm);
+    tm.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  }
 
+  // After the device work of density kd: the first bad input or result
+  // (G.bad) fails, named (nothing was written).
+  template <class SS>
+  void fail_if_bad(const LaplaceEvalArgs& a, const Ptrs<SS>& x, int kd) {
     unsigned long long bad[3] = {kNoBad, kNoBad, kNoBad};
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, G.bad, sizeof bad, cudaMemcpyDeviceToHost, s0));
     GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
@@ -489,15 +544,20 @@ struct Eval {
       SS v[3] = {SS(0), SS(0), SS(0)};
       const SS* base = static_cast<const SS*>(is_q ? a.charges : a.dipoles);
       const int per = is_q ? 1 : 3;
-      if (a.on_context)
-        backend_download(P.ctx, v, base + per * i, per * sizeof(SS), false);
-      else
-        for (int k = 0; k < per; ++k) v[k] = base[per * i + k];
+      const int64_t nd = a.nd;
+      for (int k = 0; k < per; ++k) {  // density kd of source i
+        const SS* at = base + kd + nd * (per * i + k);
+        if (a.on_context)
+          backend_download(P.ctx, v + k, at, sizeof(SS), false);
+        else
+          v[k] = *at;
+      }
+      const std::string of = a.nd > 1 ? " of density " + std::to_string(kd) + " (0-based)" : "";
       if (is_q)
-        fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'charges': charge ", i, " (0-based) is NaN or Inf (",
+        fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'charges': charge ", i, " (0-based)", of, " is NaN or Inf (",
              double(v[0]), ")");
       fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dipoles': dipole ", i,
-           " (0-based) has a NaN or Inf component (", double(v[0]), ", ", double(v[1]), ", ", double(v[2]),
+           " (0-based)", of, " has a NaN or Inf component (", double(v[0]), ", ", double(v[1]), ", ", double(v[2]),
            ")");
     }
     if (bad[2] != kNoBad) {  // a result overflowed T: report it (nothing was written)
@@ -512,19 +572,16 @@ struct Eval {
       const double g[3] = {double(v[2] + v[5]), double(v[3] + v[6]), double(v[4] + v[7])};
       fail_nonfinite_result(P, user, double(v[0] + v[1]), x.ng ? g : nullptr);
     }
-    if (!a.on_context && nt > 0) {  // staged through pinned chunks (cuda/common/staging.cu)
-      if (want_pot) gpufmm::cuda::staged_download(P.ctx, a.pot, x.up, size_t(nt) * sizeof(SS), plan::parallel_copy);
-      if (want_grad) gpufmm::cuda::staged_download(P.ctx, a.grad, x.ug, size_t(3 * nt) * sizeof(SS), plan::parallel_copy);
-    }
+  }
+
+  // Adds the stage times of the last enqueue (its events) to tm.
+  void add_stage_times(LaplaceStageTimes& tm) {
     cudaEvent_t* ev = G.ev;
-    LaplaceStageTimes& tm = P.last;
-    tm = LaplaceStageTimes();
-    tm.p2m = elapsed(ev[1], ev[2]);
-    tm.upward = elapsed(ev[2], ev[3]);
-    tm.downward = elapsed(ev[3], ev[4]);
-    tm.l2p = elapsed(ev[4], ev[5]);
-    tm.p2p = elapsed(ev[6], ev[7]);
-    tm.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    tm.p2m += elapsed(ev[1], ev[2]);
+    tm.upward += elapsed(ev[2], ev[3]);
+    tm.downward += elapsed(ev[3], ev[4]);
+    tm.l2p += elapsed(ev[4], ev[5]);
+    tm.p2p += elapsed(ev[6], ev[7]);
   }
 };
 

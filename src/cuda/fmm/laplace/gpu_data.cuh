@@ -87,7 +87,15 @@ struct GpuData {
   uint8_t* has_local = nullptr;
   void *q = nullptr, *d = nullptr;
   void *near_pot = nullptr, *near_grad = nullptr, *far_pot = nullptr, *far_grad = nullptr;
-  void *in_q = nullptr, *in_d = nullptr, *out_pot = nullptr, *out_grad = nullptr;  // host API staging
+  void *near_hess = nullptr, *far_hess = nullptr;
+  // Staging of host inputs and of outputs (host API; device arrays with
+  // nd > 1, so that nothing is written before every density succeeded):
+  // nd densities, grown to the largest nd seen (grow).
+  struct Staging {
+    void* p = nullptr;
+    size_t bytes = 0;
+  };
+  Staging in_q, in_d, out_pot, out_grad, out_hess;
   void* scratch = nullptr;
   int64_t scratch_threads = 0;
 
@@ -96,6 +104,19 @@ struct GpuData {
     blocks.push_back(p);
     bytes += b;
     return p;
+  }
+  // st.p with at least `b` bytes (the old block freed when it is smaller).
+  void* grow(Staging& st, size_t b, const char* what) {
+    if (st.p != nullptr && st.bytes >= b) return st.p;
+    if (st.p != nullptr) {
+      blocks.erase(std::find(blocks.begin(), blocks.end(), st.p));
+      backend_free(*ctx, st.p);
+      bytes -= st.bytes;
+      st.p = nullptr;
+    }
+    st.p = alloc(b, what);
+    st.bytes = b;
+    return st.p;
   }
   ~GpuData() {
     DeviceGuardNoThrow g(device);

@@ -52,21 +52,23 @@ constexpr unsigned long long kNoBad = ~0ull;
 
 // ------------------------------------------------------------ permutations
 
-// Charges / dipoles (user order, type S) -> Morton order in T; the first
-// non-finite user index goes to bad[0] (charges) / bad[1] (dipoles).
+// Density kd of nd (the interleaved layout of LaplaceEvalArgs: nd = 1, kd =
+// 0 is the plain one): charges / dipoles (user order, type S) -> Morton
+// order in T; the first non-finite user index goes to bad[0] (charges) /
+// bad[1] (dipoles).
 template <class T, class S>
 __global__ void k_permute_in(int64_t n, const int32_t* __restrict__ perm, const S* __restrict__ q,
-                             const S* __restrict__ d, T* __restrict__ qo, T* __restrict__ dout,
+                             const S* __restrict__ d, T* __restrict__ qo, T* __restrict__ dout, int nd, int kd,
                              unsigned long long* bad) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t j = perm[i];
     if (q) {
-      const S v = q[j];
+      const S v = q[kd + nd * j];
       if (!isfinite(v)) atomicMin(&bad[0], static_cast<unsigned long long>(j));
       qo[i] = T(v);
     }
     if (d) {
-      const S x = d[3 * j], y = d[3 * j + 1], z = d[3 * j + 2];
+      const S x = d[kd + nd * (3 * j)], y = d[kd + nd * (3 * j + 1)], z = d[kd + nd * (3 * j + 2)];
       if (!(isfinite(x) && isfinite(y) && isfinite(z)))
         atomicMin(&bad[1], static_cast<unsigned long long>(j));
       dout[3 * i] = T(x);
@@ -76,36 +78,48 @@ __global__ void k_permute_in(int64_t n, const int32_t* __restrict__ perm, const 
   }
 }
 
+// far + near of value c of sorted target i (per values each; far may be null).
+template <class T>
+__device__ __forceinline__ T far_near(const T* __restrict__ f, const T* __restrict__ nr, int per, int64_t i, int c) {
+  return f ? f[per * i + c] + nr[per * i + c] : nr[per * i + c];
+}
+
 // The first sorted target whose result (far + near, as k_permute_out adds
 // them) is not finite goes to bad[2]: the sum overflowed T (issue 14; the
 // CPU pipeline's check_results).
 template <class T>
 __global__ void k_check_results(int64_t n, const T* __restrict__ np, const T* __restrict__ fp,
-                                const T* __restrict__ ng, const T* __restrict__ fg, unsigned long long* bad) {
+                                const T* __restrict__ ng, const T* __restrict__ fg, const T* __restrict__ nh,
+                                const T* __restrict__ fh, unsigned long long* bad) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     bool ok = true;
-    if (np) ok = isfinite(fp ? fp[i] + np[i] : np[i]);
+    if (np) ok = isfinite(far_near(fp, np, 1, i, 0));
     if (ng)
-      for (int k = 0; k < 3; ++k) ok = ok && isfinite(fg ? fg[3 * i + k] + ng[3 * i + k] : ng[3 * i + k]);
+      for (int k = 0; k < 3; ++k) ok = ok && isfinite(far_near(fg, ng, 3, i, k));
+    if (nh)
+      for (int k = 0; k < 6; ++k) ok = ok && isfinite(far_near(fh, nh, 6, i, k));
     if (!ok) atomicMin(&bad[2], static_cast<unsigned long long>(i));
   }
 }
 
-// Results (Morton order) -> user order: out = far + near (the CPU pipeline's
-// (0 + L2P) + P2P); far may be null (no far field). Writes nothing when an
-// input was found non-finite or a result is not finite (outputs are changed
-// only on success).
+// Results (Morton order) -> density kd of nd in the user's order: out = far +
+// near (the CPU pipeline's (0 + L2P) + P2P); far may be null (no far field).
+// Writes nothing when an input was found non-finite or a result is not
+// finite (outputs are changed only on success).
 template <class T, class S>
 __global__ void k_permute_out(int64_t n, const int32_t* __restrict__ perm, const T* __restrict__ np,
-                              const T* __restrict__ fp, const T* __restrict__ ng,
-                              const T* __restrict__ fg, S* __restrict__ pot, S* __restrict__ grad,
+                              const T* __restrict__ fp, const T* __restrict__ ng, const T* __restrict__ fg,
+                              const T* __restrict__ nh, const T* __restrict__ fh, S* __restrict__ pot,
+                              S* __restrict__ grad, S* __restrict__ hess, int nd, int kd,
                               const unsigned long long* bad) {
   if (bad[0] != kNoBad || bad[1] != kNoBad || bad[2] != kNoBad) return;
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t j = perm[i];
-    if (pot) pot[j] = S(fp ? fp[i] + np[i] : np[i]);
+    if (pot) pot[kd + nd * j] = S(far_near(fp, np, 1, i, 0));
     if (grad)
-      for (int k = 0; k < 3; ++k) grad[3 * j + k] = S(fg ? fg[3 * i + k] + ng[3 * i + k] : ng[3 * i + k]);
+      for (int k = 0; k < 3; ++k) grad[kd + nd * (3 * j + k)] = S(far_near(fg, ng, 3, i, k));
+    if (hess)
+      for (int k = 0; k < 6; ++k) hess[kd + nd * (6 * j + k)] = S(far_near(fh, nh, 6, i, k));
   }
 }
 
@@ -624,33 +638,36 @@ __global__ void __launch_bounds__(kBpbThreads)
 
 // ------------------------------------------------------------ L2P
 
+// fh (non-null, with fg): the Hessian too.
 template <class T>
 __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, const double* __restrict__ xyz,
-                                          int64_t i, const tree::LevelFrame& f, uint64_t key, T* fp, T* fg,
+                                          int64_t i, const tree::LevelFrame& f, uint64_t key, T* fp, T* fg, T* fh,
                                           const LaplaceWalkCoef<T>* walk) {
-  T v = T(0), g[3] = {T(0), T(0), T(0)};
+  T v = T(0), g[3] = {T(0), T(0), T(0)}, hs[6] = {T(0), T(0), T(0), T(0), T(0), T(0)};
   if (has) {
     const T zero[3] = {T(0), T(0), T(0)};
     T r[3];
     rel_point(xyz, i, f, key, r);
-    laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr, walk);
+    laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr, walk, fh ? hs : nullptr);
   }
   if (fp) fp[i] = v;
   if (fg)
     for (int k = 0; k < 3; ++k) fg[3 * i + k] = g[k];
+  if (fh)
+    for (int k = 0; k < 6; ++k) fh[6 * i + k] = hs[k];
 }
 
 // TpB: one thread per target leaf.
 template <class T>
 __global__ void k_l2p_tpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
-                          const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg,
+                          const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
                           const LaplaceWalkCoef<T>* __restrict__ walk) {
   for (int64_t t = gtid(); t < nb; t += gstride()) {
     const int64_t b = b0 + t;
     const bool has = has_local[b] != 0;
     const uint64_t key = R.box_key[b];
     for (int64_t i = R.point_begin[b]; i < R.point_end[b]; ++i)
-      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, R.leaf, key, fp, fg, walk);
+      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, R.leaf, key, fp, fg, fh, walk);
   }
 }
 
@@ -658,11 +675,11 @@ __global__ void k_l2p_tpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const do
 template <class T>
 __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __restrict__ leaf_of,
                           const double* __restrict__ xyz, const T* __restrict__ L,
-                          const uint8_t* __restrict__ has_local, T* fp, T* fg,
+                          const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
                           const LaplaceWalkCoef<T>* __restrict__ walk) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
-    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.leaf, R.box_key[b], fp, fg, walk);
+    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.leaf, R.box_key[b], fp, fg, fh, walk);
   }
 }
 
@@ -673,7 +690,7 @@ __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __rest
 template <class T>
 __global__ void __launch_bounds__(128)
     k_l2p_bpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
-              const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg,
+              const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
               const LaplaceWalkCoef<T>* __restrict__ walk) {
   extern __shared__ __align__(16) unsigned char smraw[];
   T* Ls = reinterpret_cast<T*>(smraw);
@@ -687,7 +704,7 @@ __global__ void __launch_bounds__(128)
     __syncthreads();
     const uint64_t key = R.box_key[b];
     for (int64_t i = R.point_begin[b] + threadIdx.x; i < R.point_end[b]; i += blockDim.x)
-      l2p_point(p, h, Ls, has, xyz, i, R.leaf, key, fp, fg, walk);
+      l2p_point(p, h, Ls, has, xyz, i, R.leaf, key, fp, fg, fh, walk);
   }
 }
 

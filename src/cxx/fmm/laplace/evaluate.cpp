@@ -73,8 +73,6 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& a) {
           "laplace_evaluate: bad dtype");
 #if defined(GPUFMM_HAVE_CUDA)
   if (!plan.cpu_pipeline()) {
-    require(a.nd == 1 && a.hess == nullptr, GPUFMM_ERROR_NOT_SUPPORTED,
-            "several densities (nd > 1) and Hessians are not yet computed on a GPU context; use a CPU context");
     if (!a.on_context) check_inputs(plan, a);  // device inputs: checked by the driver
     cuda::laplace_evaluate(plan, a);
     return;
