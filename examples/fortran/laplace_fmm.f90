@@ -126,7 +126,7 @@ program laplace_fmm
 
   call gpufmm_laplace_plan_destroy(plan)                  ! plans first,
   call gpufmm_context_destroy(ctx)                        ! then the context
-  deallocate (src, q, pot, grad, sample, ysample, ref_pot, ref_grad)
+  deallocate (src, q, pot, grad, sample, ysample, ref_pot, ref_grad, how)
   if (worst > eps) error stop 'laplace_fmm: error above eps'
   print '(a)', 'OK'
 

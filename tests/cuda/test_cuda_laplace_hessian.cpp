@@ -3,8 +3,8 @@
 //  * gpufmm_laplace_evaluate_nd on a GPU context == on a CPU context (1e-12
 //    relative in double, 2e-5 in float) for potential, gradient and
 //    Hessian, nd = 1 and 3, charges / dipoles / both, sources = targets and
-//    distinct, uniform and Plummer, every L2P strategy, the same depth on
-//    both; errors against the
+//    distinct, uniform and Plummer, every L2P strategy, both P2P
+//    schedules, the same depth on both; errors against the
 //    direct sum <= eps (Hessian <= eps, as on the CPU);
 //  * gpufmm_laplace_direct_nd on the GPU == on the CPU (Hessian included);
 //  * gpufmm_laplace_evaluate_nd_arrays == the host path bit for bit; a NaN
@@ -57,13 +57,14 @@ TEST_F(CudaLaplaceHessian, GpuEqualsCpuAndMeetsEps) {
         o.precision = precision;
         o.eps = precision == GPUFMM_FLOAT64 ? 1e-8 : 1e-4;
         o.gpu_l2p = l2p;
+        o.gpu_p2p = i % 2 ? GPUFMM_STRATEGY_BPB : GPUFMM_STRATEGY_TPT;
         NdOutputs g(p), c(p);
         evaluate(gpu, o, p, g);
         evaluate(cpu, o, p, c);
         const double tol = precision == GPUFMM_FLOAT64 ? 1e-12 : 2e-5;
         const std::string what = std::string(dist_name(dist)) + " nd " + std::to_string(nd) + " " +
                                  source_kind_name(kind) + (precision == GPUFMM_FLOAT64 ? " double" : " float") +
-                                 " l2p " + std::to_string(l2p) + " seed " + std::to_string(seed() + i);
+                                 " l2p " + std::to_string(l2p) + " p2p " + std::to_string(o.gpu_p2p) + " seed " + std::to_string(seed() + i);
         EXPECT_LE(rel_l2(g.pot, c.pot), tol) << what;
         EXPECT_LE(rel_l2(g.grad, c.grad), tol) << what;
         EXPECT_LE(rel_l2(g.hess, c.hess), tol) << what;

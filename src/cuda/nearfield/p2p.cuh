@@ -99,12 +99,13 @@ __device__ __forceinline__ T near_diff(T t, T tl, T s, T sl) {
     return t - s;
 }
 
-template <class T, bool kC, bool kD, bool kG, int NT, class Kern>
+// kH: the Hessian too (the Laplace kernel's accumulate_hess), into h.
+template <class T, bool kC, bool kD, bool kG, int NT, bool kH, class Kern>
 __device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, const T* sy, const T* sz,
                                          const T* sxl, const T* syl, const T* szl, const T* sq, const T* sdx,
                                          const T* sdy, const T* sdz, const T (&tx)[2], const T (&ty)[2],
                                          const T (&tz)[2], const T (&txl)[2], const T (&tyl)[2], const T (&tzl)[2],
-                                         T (&v)[2], T (&gx)[2], T (&gy)[2], T (&gz)[2]) {
+                                         T (&v)[2], T (&gx)[2], T (&gy)[2], T (&gz)[2], T (&h)[kH ? 2 : 1][6]) {
   constexpr bool kL = kSplit<T>;
 #pragma unroll 8
   for (int jj = 0; jj < m; ++jj) {
@@ -113,10 +114,17 @@ __device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, c
     const T qs = kC ? sq[jj] : T(0);
     const T dxs = kD ? sdx[jj] : T(0), dys = kD ? sdy[jj] : T(0), dzs = kD ? sdz[jj] : T(0);
 #pragma unroll
-    for (int k = 0; k < NT; ++k)
-      kern.template accumulate<kC, kD, kG>(near_diff(tx[k], txl[k], xs, xl), near_diff(ty[k], tyl[k], ys, yl),
-                                           near_diff(tz[k], tzl[k], zs, zl), qs, dxs, dys, dzs, v[k], gx[k], gy[k],
-                                           gz[k]);
+    for (int k = 0; k < NT; ++k) {
+      const T rx = near_diff(tx[k], txl[k], xs, xl), ry = near_diff(ty[k], tyl[k], ys, yl),
+              rz = near_diff(tz[k], tzl[k], zs, zl);
+      if constexpr (kH)
+        kern.template accumulate_hess<kC, kD>(
+            rx, ry, rz, qs, dxs, dys, dzs,
+            ::gpufmm::kernels::HessRef<T>{v[k], gx[k], gy[k], gz[k], h[k][0], h[k][1], h[k][2], h[k][3], h[k][4],
+                                          h[k][5]});
+      else
+        kern.template accumulate<kC, kD, kG>(rx, ry, rz, qs, dxs, dys, dzs, v[k], gx[k], gy[k], gz[k]);
+    }
   }
 }
 
@@ -131,12 +139,13 @@ constexpr int kP2PPass = 2 * kP2PBlock;
 // as near_coord takes them; each thread owns up to two
 // targets, t and t + kP2PBlock (two only when the pass has more than
 // kP2PBlock: one tile load and one shared-memory read serve both, and the
-// two sums are independent chains). Pair math: the kernel struct's accumulate.
-template <class Kern, class T, bool kC, bool kD, bool kG>
+// two sums are independent chains). Pair math: the kernel struct's accumulate
+// (kH: accumulate_hess, the Hessian into hess, 6 per target; kG then too).
+template <class Kern, class T, bool kC, bool kD, bool kG, bool kH = false>
 __global__ void __launch_bounds__(kP2PBlock)
     k_p2p_bpb(Kern kern, int64_t b0, int64_t nunits, const uint64_t* __restrict__ units, DevSet R, DevSet S, DevList nbl,
               const double* __restrict__ sxyz, const double* __restrict__ txyz, const T* __restrict__ q,
-              const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad) {
+              const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad, T* __restrict__ hess) {
   constexpr int B = kP2PBlock;
   constexpr bool kL = kSplit<T>;
   __shared__ T sx[B], sy[B], sz[B], sq[kC ? B : 1], sdx[kD ? B : 1], sdy[kD ? B : 1], sdz[kD ? B : 1];
@@ -154,7 +163,7 @@ __global__ void __launch_bounds__(kP2PBlock)
       const bool two = te - t0 > B;  // the same for the whole block
       int32_t i[2];
       bool active[2];
-      T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[2], gx[2], gy[2], gz[2];
+      T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[2], gx[2], gy[2], gz[2], h[kH ? 2 : 1][6];
       for (int k = 0; k < 2; ++k) {
         i[k] = t0 + k * B + threadIdx.x;
         active[k] = i[k] < te;
@@ -171,6 +180,8 @@ __global__ void __launch_bounds__(kP2PBlock)
           }
         }
         v[k] = gx[k] = gy[k] = gz[k] = T(0);
+        if (kH)
+          for (int c = 0; c < 6; ++c) h[k][c] = T(0);
       }
       // The row's source boxes in segments of up to kMaxNeighbors (one
       // segment for the FMM's neighbour rows, <= 27 boxes), concatenated.
@@ -214,11 +225,11 @@ __global__ void __launch_bounds__(kP2PBlock)
         const int m = n - j0 < B ? n - j0 : B;
         if (two) {
           if (active[0])
-            p2p_tile<T, kC, kD, kG, 2>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
-                                       tzl, v, gx, gy, gz);
+            p2p_tile<T, kC, kD, kG, 2, kH>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl,
+                                           tyl, tzl, v, gx, gy, gz, h);
         } else if (active[0]) {
-          p2p_tile<T, kC, kD, kG, 1>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
-                                     tzl, v, gx, gy, gz);
+          p2p_tile<T, kC, kD, kG, 1, kH>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
+                                         tzl, v, gx, gy, gz, h);
         }
         __syncthreads();
       }
@@ -231,6 +242,8 @@ __global__ void __launch_bounds__(kP2PBlock)
             grad[3 * int64_t(i[k]) + 1] = gy[k];
             grad[3 * int64_t(i[k]) + 2] = gz[k];
           }
+          if constexpr (kH)
+            for (int c = 0; c < 6; ++c) hess[6 * int64_t(i[k]) + c] = h[k][c];
         }
     }
   }

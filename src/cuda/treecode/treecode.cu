@@ -340,7 +340,8 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
       if (nunits <= 0) return;
       const T* d = nullptr;
       T* gp = g ? grad : nullptr;
-      void* args[] = {&params, &b0, &nunits, &units, &R, &Sset, &l, &G.sxyz, &G.txyz, &q, &d, &pot, &gp};
+      T* hess = nullptr;
+      void* args[] = {&params, &b0, &nunits, &units, &R, &Sset, &l, &G.sxyz, &G.txyz, &q, &d, &pot, &gp, &hess};
       nf::launch_user_kernel(uk.p2p[g], dim3(unsigned(std::min<int64_t>(nunits, 1 << 30))), nf::kP2PBlock, s, args,
                              "treecode near-field kernel (user kernel)");
     };
@@ -354,7 +355,7 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
         if (nunits <= 0) return;
         const unsigned blocks = unsigned(std::min<int64_t>(nunits, 1 << 30));
         nf::k_p2p_bpb<K, T, true, false, kG><<<blocks, nf::kP2PBlock, 0, s>>>(
-            kern, b0, nunits, units, R, Sset, l, G.sxyz, G.txyz, q, nullptr, pot, kG ? grad : nullptr);
+            kern, b0, nunits, units, R, Sset, l, G.sxyz, G.txyz, q, nullptr, pot, kG ? grad : nullptr, nullptr);
         check_launch("treecode near-field kernel");
       };
       if (want_grad)

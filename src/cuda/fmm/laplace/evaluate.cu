@@ -194,22 +194,22 @@ struct Eval {
       translate<kKindM2L, 1>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
   }
 
-  // kH (the Hessian into hess as well): the TpT schedule, whatever gpu_p2p says.
+  // kH: the Hessian into hess as well (either schedule).
   template <bool kC, bool kD, bool kG, bool kH>
   void p2p_launch(const T* q, const T* d, T* pot, T* grad, T* hess, cudaStream_t s) {
     const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L];
     const double* txyz = G.txyz;
-    if (kH || G.k.p2p == GPUFMM_STRATEGY_TPT) {
+    if (G.k.p2p == GPUFMM_STRATEGY_TPT) {
       nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
           kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad,
           hess);
     } else {
       const unsigned blocks =
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
-      nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG><<<blocks, nf::kP2PBlock, 0, s>>>(
+      nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks, nf::kP2PBlock, 0, s>>>(
           kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.sxyz, txyz, q,
-          d, pot, grad);
+          d, pot, grad, hess);
     }
     check_launch("laplace P2P kernel");
   }
