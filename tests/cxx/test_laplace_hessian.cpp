@@ -341,6 +341,39 @@ TEST(LaplaceHessianFmm, DensitiesEqualSeparateEvaluates) {
   gpufmm_laplace_plan_destroy(plan);
 }
 
+// gpufmm_laplace_evaluate_nd_arrays on a CPU context: the host path's
+// numbers bit for bit; a wrong element count is SIZE_MISMATCH.
+TEST(LaplaceHessianFmm, ArraysEqualHost) {
+  CpuContext c;
+  const NdProblem p = make_nd_problem(Dist::Uniform, 4000, -1, 2, kBoth, base_seed() + 350);
+  gpufmm_laplace_plan_t plan = nullptr;
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, nullptr, p.ns, p.src.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  NdOutputs host(p);
+  ASSERT_EQ(gpufmm_laplace_evaluate_nd(plan, 2, p.q.data(), p.d.data(), host.pot.data(), host.grad.data(), host.h()),
+            GPUFMM_SUCCESS);
+  auto make = [&](int64_t count) {
+    gpufmm_array_t a = nullptr;
+    EXPECT_EQ(gpufmm_array_create(c.ctx, GPUFMM_FLOAT64, 1, &count, &a), GPUFMM_SUCCESS);
+    return a;
+  };
+  const int64_t n = p.ns;
+  gpufmm_array_t aq = make(2 * n), ad = make(6 * n), ap = make(2 * n), ag = make(6 * n), ah = make(12 * n);
+  ASSERT_EQ(gpufmm_array_upload(aq, p.q.data(), 2 * n), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_array_upload(ad, p.d.data(), 6 * n), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_laplace_evaluate_nd_arrays(plan, 2, aq, ad, ap, ag, ah), GPUFMM_SUCCESS) << gpufmm_last_error_message();
+  NdOutputs dev(p);
+  ASSERT_EQ(gpufmm_array_download(ap, dev.pot.data(), 2 * n), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_array_download(ag, dev.grad.data(), 6 * n), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_array_download(ah, dev.hess.data(), 12 * n), GPUFMM_SUCCESS);
+  EXPECT_EQ(dev.pot, host.pot);
+  EXPECT_EQ(dev.grad, host.grad);
+  EXPECT_EQ(dev.hess, host.hess);
+  EXPECT_EQ(gpufmm_laplace_evaluate_nd_arrays(plan, 3, aq, nullptr, ap, nullptr, nullptr), GPUFMM_ERROR_SIZE_MISMATCH);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("charges"), std::string::npos);
+  for (gpufmm_array_t a : {aq, ad, ap, ag, ah}) gpufmm_array_destroy(a);
+  gpufmm_laplace_plan_destroy(plan);
+}
+
 TEST(LaplaceHessianFmm, BadInput) {
   CpuContext c;
   NdProblem p = make_nd_problem(Dist::Uniform, 500, -1, 2, kCharges, base_seed() + 400);
