@@ -474,6 +474,10 @@ typedef struct gpufmm_laplace_options_s {
   int gpu_graph;       /* 1 (default): the device work of an evaluate replayed
                           as one CUDA graph while the arguments repeat; 0:
                           kernels launched one by one                          */
+  int tree;            /* a gpufmm_laplace_tree_t: AUTO (default), UNIFORM or
+                          ADAPTIVE (leaves at the depth their points need;
+                          s_max is then the split threshold, -1: the
+                          backend's default; l_max must be -1)                 */
 } gpufmm_laplace_options_t;
 
 #define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace/basis.hpp) */
@@ -492,9 +496,11 @@ typedef struct gpufmm_laplace_info_s {
   double t_p2m;          /* "S exp": multipole expansions of the leaves         */
   double t_upward;       /* "up trans": M2M                                     */
   double t_downward;     /* "down trans": M2L (type 1 and 2) and L2L            */
-  double t_l2p;          /* "R eval": local expansions at the targets          */
+  double t_l2p;          /* "R eval": local expansions at the targets (and, in an
+                            adaptive tree, multipoles of W boxes: M2P)           */
   double t_p2p;          /* "sparse": near-field direct sum                     */
   double t_total;        /* whole evaluate, transfers included                  */
+  int adaptive;          /* 1: the tree is adaptive (options.tree)              */
 } gpufmm_laplace_info_t;
 
 /* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */

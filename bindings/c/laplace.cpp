@@ -43,6 +43,7 @@ void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
   opt->gpu_p2p = d.gpu.p2p;
   opt->gpu_overlap = d.gpu.overlap ? 1 : 0;
   opt->gpu_graph = d.gpu.graph ? 1 : 0;
+  opt->tree = d.tree;
 }
 
 fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
@@ -63,6 +64,7 @@ fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
   o.gpu.overlap = opt->gpu_overlap != 0;
   require_flag(opt->gpu_graph, "gpu_graph");
   o.gpu.graph = opt->gpu_graph != 0;
+  o.tree = opt->tree;
   fmm::validate_options(o);
   return o;
 }
@@ -80,6 +82,7 @@ gpufmm_laplace_info_t laplace_info(const fmm::LaplacePlan& plan) {
   info.target_boxes = plan.trg_boxes;
   info.m2l_translations = plan.m2l_translations;
   info.p2p_pairs = plan.p2p_pairs;
+  info.adaptive = plan.adaptive ? 1 : 0;
   info.plan_seconds = plan.plan_seconds;
   info.t_p2m = plan.last.p2m;
   info.t_upward = plan.last.upward;

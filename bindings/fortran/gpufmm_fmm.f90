@@ -73,6 +73,7 @@ module gpufmm_fmm
      integer(c_int) :: gpu_p2p = GPUFMM_STRATEGY_BPB  !< BPB or TPT
      integer(c_int) :: gpu_overlap = 1         !< 1: near field on a second stream; 0: after the far field
      integer(c_int) :: gpu_graph = 1           !< 1: evaluates replayed as one CUDA graph; 0: kernel by kernel
+     integer(c_int) :: tree = GPUFMM_LAPLACE_TREE_AUTO  !< GPUFMM_LAPLACE_TREE_AUTO, _UNIFORM or _ADAPTIVE
   end type gpufmm_laplace_options
 
   !> What gpufmm_laplace_plan_info returns: truncation number, depth, sizes,
@@ -86,6 +87,7 @@ module gpufmm_fmm
      integer(int64) :: m2l_translations = 0, p2p_pairs = 0
      real(real64) :: plan_seconds = 0
      real(real64) :: t_p2m = 0, t_upward = 0, t_downward = 0, t_l2p = 0, t_p2p = 0, t_total = 0
+     logical :: adaptive = .false.  !< the octree is adaptive (options%tree)
   end type gpufmm_laplace_info
 
   ! The C struct gpufmm_laplace_info_t.
@@ -93,6 +95,7 @@ module gpufmm_fmm
      integer(c_int) :: p, l_max, precision, backend
      integer(c_int64_t) :: nsrc, ntrg, source_boxes, target_boxes, m2l_translations, p2p_pairs
      real(c_double) :: plan_seconds, t_p2m, t_upward, t_downward, t_l2p, t_p2p, t_total
+     integer(c_int) :: adaptive
   end type c_laplace_info
 
   public :: gpufmm_laplace_options_init, gpufmm_laplace_plan_create, gpufmm_laplace_plan_destroy
@@ -285,6 +288,7 @@ contains
        info%t_l2p = ci%t_l2p
        info%t_p2p = ci%t_p2p
        info%t_total = ci%t_total
+       info%adaptive = ci%adaptive /= 0
     end if
     call gpufmm_check_status(s, status, 'gpufmm_laplace_plan_info')
   end function gpufmm_laplace_plan_info

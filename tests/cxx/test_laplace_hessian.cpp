@@ -2,7 +2,7 @@
 // backend (issue 20, items 1-2):
 //  * the math: the Hessian walk of the regular basis and the kernel's
 //    accumulate_hess against central differences of their gradients, and
-//    their traces (harmonic: zero);
+//    their traces (harmonic: zero); M2P's Hessian against the direct sum;
 //  * gpufmm_laplace_direct_nd: each density equals gpufmm_laplace_direct
 //    bit for bit; its Hessian against central differences of its gradient;
 //  * gpufmm_laplace_evaluate_nd: potential and gradient <= eps, the Hessian
@@ -152,6 +152,51 @@ TEST(LaplaceHessianMath, KernelAgainstDifferences) {
     double z[10] = {};  // coincident: no self term
     k.accumulate_hess<true, true>(0, 0, 0, q, d[0], d[1], d[2], gpufmm::kernels::hess_ref(z));
     for (double x : z) EXPECT_EQ(x, 0.0);
+  }
+}
+
+// M2P with the Hessian (issue 19's W list): a multipole of random charges
+// and dipoles in a box evaluated 2.5..4 box sizes away equals the direct
+// sum's potential, gradient and Hessian to the truncation error; the
+// potential and gradient are those of M2P without the Hessian bit for bit.
+TEST(LaplaceHessianMath, M2PAgainstDirect) {
+  std::mt19937_64 rng(base_seed() + 2);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int p = 30, ns = 40;
+  const double h = 0.5, c[3] = {0.1, -0.3, 0.2};
+  std::vector<double> src(3 * ns), q(ns), d(3 * ns);
+  for (int j = 0; j < ns; ++j) {
+    for (int k = 0; k < 3; ++k) src[3 * j + k] = c[k] + 0.5 * h * u(rng), d[3 * j + k] = u(rng);
+    q[j] = u(rng);
+  }
+  std::vector<double> M(p * p, 0.0);
+  gpufmm::laplace_p2m<double>(p, h, c, ns, src.data(), q.data(), d.data(), M.data());
+  const gpufmm::kernels::Laplace<double> k;
+  for (int trial = 0; trial < 20; ++trial) {
+    double dir[3] = {u(rng), u(rng), u(rng)};
+    const double n = std::sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+    const double dist = h * (2.5 + 1.5 * (u(rng) + 1) / 2);
+    const double y[3] = {c[0] + dir[0] / n * dist, c[1] + dir[1] / n * dist, c[2] + dir[2] / n * dist};
+    double ref[10] = {};
+    for (int j = 0; j < ns; ++j)
+      k.accumulate_hess<true, true>(y[0] - src[3 * j], y[1] - src[3 * j + 1], y[2] - src[3 * j + 2], q[j],
+                                    d[3 * j], d[3 * j + 1], d[3 * j + 2], gpufmm::kernels::hess_ref(ref));
+    double pot = 0, grad[3] = {0, 0, 0}, hess[6] = {0, 0, 0, 0, 0, 0};
+    const double r[3] = {y[0] - c[0], y[1] - c[1], y[2] - c[2]};
+    gpufmm::laplace_m2p_point<double>(p, 1.0 / h, r, M.data(), &pot, grad, hess);
+    double pot1 = 0, grad1[3] = {0, 0, 0};
+    gpufmm::laplace_m2p_point<double>(p, 1.0 / h, r, M.data(), &pot1, grad1, nullptr);
+    EXPECT_EQ(pot, pot1);
+    double hn = 0, gn = 0;
+    for (int c6 = 0; c6 < 6; ++c6) hn = std::max(hn, std::fabs(ref[4 + c6]));
+    for (int c3 = 0; c3 < 3; ++c3) gn = std::max(gn, std::fabs(ref[1 + c3]));
+    EXPECT_NEAR(pot, ref[0], 1e-9 * std::fabs(ref[0]) + 1e-12) << "trial " << trial << seed_note();
+    for (int c3 = 0; c3 < 3; ++c3) {
+      EXPECT_NEAR(grad[c3], ref[1 + c3], 1e-8 * gn) << "trial " << trial << seed_note();
+      EXPECT_NEAR(grad[c3], grad1[c3], 1e-14 * gn);
+    }
+    for (int c6 = 0; c6 < 6; ++c6) EXPECT_NEAR(hess[c6], ref[4 + c6], 1e-7 * hn) << "component " << c6 << seed_note();
+    EXPECT_LE(std::fabs(hess[0] + hess[1] + hess[2]), 1e-10 * hn);  // harmonic
   }
 }
 

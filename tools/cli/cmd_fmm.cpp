@@ -21,8 +21,9 @@ using gpufmm_cli::rel_l2;
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "usage: gpufmm fmm --n N [--eps E] [--dist uniform|ellipsoid|plummer|clusters] [--grad]\n"
+               "usage: gpufmm fmm --n N [--eps E] [--dist uniform|ellipsoid|plummer|clusters|patch] [--grad]\n"
                "                  [--hess] [--nd D] [--float] [--check K] [--cpu|--gpu] [--targets M] [--seed S]\n"
+               "                  [--tree auto|uniform|adaptive] [--smax S]\n"
                "  --n        number of sources (required); charges uniform in (0, 1) as in papers/000\n"
                "  --eps      requested relative L2 error (default 1e-6)\n"
                "  --dist     point distribution of sources and targets (default uniform)\n"
@@ -30,6 +31,8 @@ void usage(FILE* out) {
                "  --hess     compute the gradient and the Hessian (xx yy zz xy xz yz) too\n"
                "  --nd       D densities on the same points in one evaluate (default 1)\n"
                "  --float    single-precision arithmetic (default double)\n"
+               "  --tree     octree: adaptive where it pays (auto, the default), uniform depth, or adaptive\n"
+               "  --smax     most points per leaf box (default: the cost model, or the adaptive default)\n"
                "  --check    compare K sampled targets with the direct sum (default 200; 0: no check)\n"
                "  --targets  M separate targets from the same distribution (default: at the sources)\n"
                "  --seed     random seed (default 1)\n"
@@ -43,12 +46,12 @@ int fail(const char* what) {
 }
 
 int run_fmm(const std::vector<std::string>& args) {
-  if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed", "--nd"},
+  if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed", "--nd", "--tree", "--smax"},
                                {"--grad", "--hess", "--float", "--cpu", "--gpu"})) {
     usage(stderr);
     return 2;
   }
-  long long n = -1, m = -1, check = 200, seed = 1, nd = 1;
+  long long n = -1, m = -1, check = 200, seed = 1, nd = 1, smax = -1;
   double eps = 1e-6;
   const std::string ns = gpufmm_cli::option_value(args, "--n", "");
   const std::string ms = gpufmm_cli::option_value(args, "--targets", "");
@@ -56,7 +59,17 @@ int run_fmm(const std::vector<std::string>& args) {
       !parse_double(gpufmm_cli::option_value(args, "--eps", "1e-6"), eps) ||
       !parse_int(gpufmm_cli::option_value(args, "--check", "200"), check) || check < 0 ||
       !parse_int(gpufmm_cli::option_value(args, "--seed", "1"), seed) ||
-      !parse_int(gpufmm_cli::option_value(args, "--nd", "1"), nd) || nd < 1 || nd > 1024) {
+      !parse_int(gpufmm_cli::option_value(args, "--nd", "1"), nd) || nd < 1 || nd > 1024 ||
+      !parse_int(gpufmm_cli::option_value(args, "--smax", "-1"), smax) || smax == 0 || smax < -1 || smax > (1 << 30)) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string tree_name = gpufmm_cli::option_value(args, "--tree", "auto");
+  const int tree_kind = tree_name == "auto"      ? GPUFMM_LAPLACE_TREE_AUTO
+                        : tree_name == "uniform"  ? GPUFMM_LAPLACE_TREE_UNIFORM
+                        : tree_name == "adaptive" ? GPUFMM_LAPLACE_TREE_ADAPTIVE
+                                                  : -1;
+  if (tree_kind < 0) {
     usage(stderr);
     return 2;
   }
@@ -98,6 +111,8 @@ int run_fmm(const std::vector<std::string>& args) {
   gpufmm_laplace_options_init(&opt);
   opt.eps = eps;
   opt.precision = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+  opt.tree = tree_kind;
+  opt.s_max = int(smax);
   gpufmm_laplace_plan_t plan = nullptr;
   if (gpufmm_laplace_plan_create(ctx, &opt, n, src.data(), m > 0 ? m : 0, m > 0 ? trg.data() : nullptr,
                                  &plan) != GPUFMM_SUCCESS) {
@@ -128,8 +143,8 @@ int run_fmm(const std::vector<std::string>& args) {
   // formed, and the plan's p is unused.
   const std::string p_text = info.l_max >= 2 ? std::to_string(info.p)
                                              : "- (depth " + std::to_string(info.l_max) + ": direct sum only)";
-  std::printf("p = %s, l_max = %d, boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
-              p_text.c_str(), info.l_max, static_cast<long long>(info.source_boxes),
+  std::printf("p = %s, %s tree, l_max = %d, boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
+              p_text.c_str(), info.adaptive ? "adaptive" : "uniform", info.l_max, static_cast<long long>(info.source_boxes),
               static_cast<long long>(info.target_boxes), static_cast<long long>(info.m2l_translations),
               static_cast<long long>(info.p2p_pairs));
   std::printf("plan: %.4f s\n\n", info.plan_seconds);

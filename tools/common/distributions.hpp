@@ -10,6 +10,9 @@
 //              radii beyond 20 scale radii resampled
 //   clusters   two Gaussian clusters (sigma 0.01) centred at (0.1,0.1,0.1) and
 //              (0.9,0.9,0.9), half the points each
+//   patch      on a sphere (radius 0.4, centred at 0.5,0.5,0.5), half the
+//              points uniform on it and half on a cap of 1/1000 of its area
+//              (a BEM mesh refined 1000:1 there)
 #pragma once
 
 #include <algorithm>
@@ -56,7 +59,7 @@ class Rng {
   uint64_t s_;
 };
 
-enum class Dist { Uniform, Ellipsoid, Plummer, Clusters };
+enum class Dist { Uniform, Ellipsoid, Plummer, Clusters, Patch };
 
 inline const char* dist_name(Dist d) {
   switch (d) {
@@ -64,12 +67,13 @@ inline const char* dist_name(Dist d) {
     case Dist::Ellipsoid: return "ellipsoid";
     case Dist::Plummer: return "plummer";
     case Dist::Clusters: return "clusters";
+    case Dist::Patch: return "patch";
   }
   return "?";
 }
 
 inline bool parse_dist(const std::string& s, Dist& d) {
-  for (Dist x : {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer, Dist::Clusters})
+  for (Dist x : {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer, Dist::Clusters, Dist::Patch})
     if (s == dist_name(x)) {
       d = x;
       return true;
@@ -127,12 +131,34 @@ inline std::vector<double> two_clusters(int64_t n, uint64_t seed, double sigma =
   return p;
 }
 
+inline std::vector<double> sphere_patch(int64_t n, uint64_t seed, double radius = 0.4) {
+  Rng r(seed);
+  std::vector<double> p(static_cast<size_t>(3 * n));
+  const double cap = 1.0 - 2e-3;  // cos of the cap's angular radius: area fraction 1e-3
+  for (int64_t i = 0; i < n; ++i) {
+    double x, y, z;
+    if (i % 2 == 0) {
+      r.direction(x, y, z);
+    } else {  // uniform on the cap around +z
+      z = 1.0 - (1.0 - cap) * r.uniform();
+      const double phi = 6.283185307179586 * r.uniform(), s = std::sqrt(std::max(0.0, 1.0 - z * z));
+      x = s * std::cos(phi);
+      y = s * std::sin(phi);
+    }
+    p[3 * i] = 0.5 + radius * x;
+    p[3 * i + 1] = 0.5 + radius * y;
+    p[3 * i + 2] = 0.5 + radius * z;
+  }
+  return p;
+}
+
 inline std::vector<double> make_points(Dist d, int64_t n, uint64_t seed) {
   switch (d) {
     case Dist::Uniform: return uniform_cube(n, seed);
     case Dist::Ellipsoid: return ellipsoid_surface(n, seed);
     case Dist::Plummer: return plummer(n, seed);
     case Dist::Clusters: return two_clusters(n, seed);
+    case Dist::Patch: return sphere_patch(n, seed);
   }
   throw std::invalid_argument("unknown distribution");
 }

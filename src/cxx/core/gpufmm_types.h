@@ -81,6 +81,15 @@ typedef enum gpufmm_laplace_stencil_e {
   GPUFMM_STENCIL_STANDARD = 1  /* the classic list (<= 189 M2L per box)          */
 } gpufmm_laplace_stencil_t;
 
+/* Laplace FMM: the octree (the tree field of gpufmm_laplace_options_t). */
+typedef enum gpufmm_laplace_tree_e {
+  GPUFMM_LAPLACE_TREE_AUTO = 0,     /* adaptive where the points are clustered
+                                       enough for it to pay (docs/laplace_fmm.md) */
+  GPUFMM_LAPLACE_TREE_UNIFORM = 1,  /* every leaf at one depth (cost model)       */
+  GPUFMM_LAPLACE_TREE_ADAPTIVE = 2  /* boxes split while they hold > s_max points;
+                                       U, V, W, X lists                           */
+} gpufmm_laplace_tree_t;
+
 /* Kernel strategy of one stage of the CUDA driver (options.gpu_*; ignored on
  * the CPU). Which stage takes which is listed with the options; the kernels
  * and their measured speed are in docs/laplace_gpu.md. */

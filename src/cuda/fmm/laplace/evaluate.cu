@@ -197,9 +197,22 @@ struct Eval {
   // kH: the Hessian into hess as well (either schedule).
   template <bool kC, bool kD, bool kG, bool kH>
   void p2p_launch(const T* q, const T* d, T* pot, T* grad, T* hess, cudaStream_t s) {
+    const double* txyz = G.txyz;
+    if (P.adaptive) {  // the U rows of the receiver leaves (a compact set), BpB
+      const unsigned blocks =
+          static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
+      DevList ul;
+      ul.offsets = G.ad.u_off;
+      ul.index = G.ad.u;
+      if (G.p2p_nunits > 0)
+        nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks, nf::kP2PBlock, 0, s>>>(
+            kernels::Laplace<T>{}, 0, G.p2p_nunits, G.p2p_units, G.ad.rleaf, dev_set(tr, S), ul, G.sxyz, txyz, q, d,
+            pot, grad, hess);
+      check_launch("laplace P2P kernel");
+      return;
+    }
     const lists::List& nb = P.lists->list[lists::kNeighbors];
     const int64_t b0 = R.level_offset[L];
-    const double* txyz = G.txyz;
     if (G.k.p2p == GPUFMM_STRATEGY_TPT) {
       nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
           kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad,
@@ -218,11 +231,16 @@ struct Eval {
   // One method per stage, as the CPU pipeline (fmm/laplace/pipeline_impl.hpp)
   // has them; enqueue runs them in order on the streams.
 
-  // P2M: the multipoles of the source leaves.
-  void p2m(T* q, T* d, T* M) {
+  // P2M: the multipoles of the source leaves (level L; an adaptive plan's
+  // leaves of level l: the boxes boxes[0 .. nb)).
+  void p2m(T* q, T* d, T* M) { p2m_boxes(q, d, M, L, S.level_offset[L], S.level_offset[L + 1] - S.level_offset[L], nullptr); }
+
+  void p2m_boxes(T* q, T* d, T* M, int l, int64_t b0, int64_t nb, const int32_t* boxes) {
+    if (nb <= 0) return;
     const int64_t ns = P.nsrc;
-    const int64_t b0 = S.level_offset[L], nb = S.level_offset[L + 1] - b0;
-    const T h = T(tree::box_size(tr.cube, L));
+    const T h = T(tree::box_size(tr.cube, l));
+    DevSet Sd = dev_set(S);
+    Sd.leaf = tree::level_frame(tr.cube, l);
     // bpb: blocks of nw warps (shared memory nw x p2m_bpb_warp_bytes:
     // 12320 B per warp at p = 22 double, 28448 B at p = 50), wpl warps
     // per leaf: 1 (each coefficient summed over the leaf's sources in
@@ -245,31 +263,84 @@ struct Eval {
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((nb + per_block - 1) / per_block, 1 << 30)));
       if (d) {
         set_smem(k_p2m_bpb<T, true>, smem);
-        k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
+        k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, boxes, p, h, wpl, Sd, G.sxyz, q, d, M, tab.walk);
       } else {
         set_smem(k_p2m_bpb<T, false>, smem);
-        k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, p, h, wpl, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
+        k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, boxes, p, h, wpl, Sd, G.sxyz, q, d, M, tab.walk);
       }
     } else if (G.k.p2m != GPUFMM_STRATEGY_TPB) {  // wpb (also bpb where one warp's tile does not fit)
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
-      k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, p, h, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
+      k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, boxes, p, h, Sd, G.sxyz, q, d, M, tab.walk);
     } else {
-      k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(tr, S), G.sxyz, q, d, M, tab.walk);
+      k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, boxes, p, h, Sd, G.sxyz, q, d, M, tab.walk);
     }
     check_launch("laplace P2M kernel");
   }
 
   // M2M, levels L-1 .. 2.
   void m2m(T* M) {
-    for (int l = L - 1; l >= 2; --l) {
-      const int64_t b0 = S.level_offset[l], nb = S.level_offset[l + 1] - b0;
-      if (G.k.m2m == GPUFMM_STRATEGY_BPB)
-        translate_bpb<kBpbM2M>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, nullptr, M, M,
-                               nullptr);
-      else if (G.k.m2m == GPUFMM_STRATEGY_GPB)
-        translate<kKindM2M, 8>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
-      else
-        translate<kKindM2M, 1>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
+    for (int l = L - 1; l >= 2; --l) m2m_level(l, M);
+  }
+
+  void m2m_level(int l, T* M) {
+    const int64_t b0 = S.level_offset[l], nb = S.level_offset[l + 1] - b0;
+    if (G.k.m2m == GPUFMM_STRATEGY_BPB)
+      translate_bpb<kBpbM2M>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, nullptr, M, M, nullptr);
+    else if (G.k.m2m == GPUFMM_STRATEGY_GPB)
+      translate<kKindM2M, 8>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
+    else
+      translate<kKindM2M, 1>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
+  }
+
+  // Adaptive plans (issue 19): the multipoles bottom up, level by level:
+  // M2M into the level's boxes (a leaf, without children, gets zero), then
+  // P2M into its leaves.
+  void upward_adaptive(T* q, T* d, T* M) {
+    const GpuData::Adaptive& a = G.ad;
+    for (int l = L; l >= 2; --l) {
+      if (l < L) m2m_level(l, M);
+      const int64_t k0 = a.src_level[size_t(l)], k1 = a.src_level[size_t(l) + 1];
+      p2m_boxes(q, d, M, l, 0, k1 - k0, a.src_leaves + k0);
+    }
+  }
+
+  // Adaptive plans: P2L of the X rows of level l (after its L2L and M2L).
+  void p2l_level(int l, T* q, T* d, T* Lx, uint8_t* hl) {
+    const GpuData::Adaptive& a = G.ad;
+    const int64_t r0 = a.x_level[size_t(l)], nr = a.x_level[size_t(l) + 1] - r0;
+    if (nr <= 0) return;
+    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((nr * 32 + 127) / 128, 1 << 30)));
+    k_p2l_wpb<T><<<blocks, 128, 0, s0>>>(r0, nr, a.x_box, a.x_off, a.x, p, T(tree::box_size(tr.cube, l)),
+                                         tree::level_frame(tr.cube, l), dev_set(S), dev_set(R), G.sxyz, q, d, Lx,
+                                         hl, tab.walk);
+    check_launch("laplace P2L kernel");
+  }
+
+  // Adaptive plans: L2P at the receiver leaves of every level (BpB), then
+  // M2P of the W rows into the same far-field outputs.
+  void l2p_m2p_adaptive(const T* M, T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
+    const GpuData::Adaptive& a = G.ad;
+    const int64_t nt = P.ntrg;
+    const size_t smem = size_t(p2) * sizeof(T);
+    set_smem(k_l2p_bpb<T>, smem);
+    set_smem(k_m2p_bpb<T>, smem);
+    for (int l = 0; l <= L; ++l) {
+      const int64_t k0 = a.leaf_level[size_t(l)], nb = a.leaf_level[size_t(l) + 1] - k0;
+      if (nb <= 0) continue;
+      DevSet Rd = dev_set(R);
+      Rd.leaf = tree::level_frame(tr.cube, l);
+      const int64_t per_leaf = (nt + a.nleaves - 1) / std::max<int64_t>(a.nleaves, 1);
+      const int threads = per_leaf > 64 ? 128 : per_leaf > 32 ? 64 : 32;
+      const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
+      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(0, nb, a.leaves + k0, p, T(tree::box_size(tr.cube, l)), Rd, G.txyz,
+                                                  Lx, hl, fp, fg, fh, tab.walk);
+      check_launch("laplace L2P kernel");
+    }
+    if (a.nleaves > 0 && a.nw > 0) {
+      const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(a.nleaves, 1 << 30)));
+      k_m2p_bpb<T><<<blocks, 64, smem, s0>>>(a.nleaves, a.leaves, a.w_off, a.w, p, tr.cube, a.soff, L, dev_set(S),
+                                             dev_set(R), G.txyz, M, fp, fg, fh, tab.walk);
+      check_launch("laplace M2P kernel");
     }
   }
 
@@ -312,13 +383,14 @@ struct Eval {
       const size_t smem = size_t(p2) * sizeof(T);
       set_smem(k_l2p_bpb<T>, smem);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
-      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, nullptr, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, fh,
+                                                  tab.walk);
     } else if (G.k.l2p == GPUFMM_STRATEGY_TPT)
       k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(tr, R), G.leaf_of, G.txyz, Lx, hl,
                                                            fp, fg, fh, tab.walk);
     else
-      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, fh,
-                                                        tab.walk);
+      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, nullptr, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp,
+                                                        fg, fh, tab.walk);
     check_launch("laplace L2P kernel");
   }
 
@@ -401,20 +473,30 @@ struct Eval {
       T* M = x.M;
       T* Lx = x.Lx;
       uint8_t* hl = x.hl;
-      p2m(q, d, M);
-      mark(2, s0, capturing);
-      m2m(M);
+      if (P.adaptive) {  // P2M and M2M interleaved by level (upward_adaptive)
+        mark(2, s0, capturing);
+        upward_adaptive(q, d, M);
+      } else {
+        p2m(q, d, M);
+        mark(2, s0, capturing);
+        m2m(M);
+      }
       mark(3, s0, capturing);
-      // Downward: L = 0, has_local = 0; then per level L2L, M2L.
+      // Downward: L = 0, has_local = 0; then per level L2L, M2L (and an
+      // adaptive plan's P2L).
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
       if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
       for (int l = P.modified ? 1 : 2; l <= L; ++l) {
         l2l(l, Lx, hl);
         m2l(l, M, Lx, hl);
+        if (P.adaptive) p2l_level(l, q, d, Lx, hl);
       }
       mark(4, s0, capturing);
-      l2p(Lx, hl, fp, fg, fh);
+      if (P.adaptive)
+        l2p_m2p_adaptive(M, Lx, hl, fp, fg, fh);
+      else
+        l2p(Lx, hl, fp, fg, fh);
     } else {
       for (int i = 2; i <= 4; ++i) mark(i, s0, capturing);
     }

@@ -17,6 +17,7 @@
 #include "core/cuda_backend.hpp"
 #include "cuda/common/cuda_check.cuh"
 #include "cuda/common/graph_cache.cuh"
+#include "cuda/fmm/laplace/adaptive.cuh"
 #include "cuda/fmm/laplace/kernels.cuh"
 #include "cuda/fmm/laplace/m2l_group.cuh"
 #include "fmm/laplace/gpu.hpp"
@@ -98,6 +99,18 @@ struct GpuData {
   Staging in_q, in_d, out_pot, out_grad, out_hess;
   void* scratch = nullptr;
   int64_t scratch_threads = 0;
+  // Adaptive plans (issue 19): the receiver leaves (rows of U and W) as a
+  // compact set, the lists (lists/adaptive.hpp), and per level the ranges of
+  // the receiver leaves, the source leaves and the X rows ([l_max + 2]).
+  struct Adaptive {
+    int64_t nleaves = 0, nw = 0;  // receiver leaves, W entries
+    int32_t *leaves = nullptr, *src_leaves = nullptr;
+    DevSet rleaf;  // row r: leaf leaves[r] (point ranges, centres, keys)
+    int64_t *u_off = nullptr, *w_off = nullptr, *x_off = nullptr;
+    int32_t *u = nullptr, *w = nullptr, *x_box = nullptr, *x = nullptr;
+    std::vector<int64_t> leaf_level, src_level, x_level;
+    lists::LevelOffsets soff{};
+  } ad;
 
   void* alloc(size_t b, const char* what) {
     void* p = backend_alloc(*ctx, std::max<size_t>(b, 16), what);

@@ -125,6 +125,12 @@ __global__ void k_permute_out(int64_t n, const int32_t* __restrict__ perm, const
 
 // ------------------------------------------------------------ P2M
 
+// The t-th box of a launch: boxes[t] when a box list is given (an adaptive
+// plan's leaves of one level), else b0 + t (a level's range).
+__device__ __forceinline__ int64_t box_at(int64_t b0, const int32_t* __restrict__ boxes, int64_t t) {
+  return boxes ? int64_t(boxes[t]) : b0 + t;
+}
+
 // Coordinates of point i relative to the exact centre of the leaf with key
 // `key` (tree::box_relative3 in the frame f of the leaves, as the CPU
 // pipeline), formed in double, rounded to T.
@@ -141,13 +147,13 @@ __device__ __forceinline__ void rel_point(const double* __restrict__ xyz, int64_
 // TpB: one thread per source leaf, M_b = sum over its sources (in order,
 // exactly as the CPU pipeline).
 template <class T>
-__global__ void k_p2m_tpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const double* __restrict__ xyz,
-                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
-                          const LaplaceWalkCoef<T>* __restrict__ walk) {
+__global__ void k_p2m_tpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet S,
+                          const double* __restrict__ xyz, const T* __restrict__ q, const T* __restrict__ d,
+                          T* __restrict__ M, const LaplaceWalkCoef<T>* __restrict__ walk) {
   const int p2 = p * p;
   const T zero[3] = {T(0), T(0), T(0)};
   for (int64_t t = gtid(); t < nb; t += gstride()) {
-    const int64_t b = b0 + t;
+    const int64_t b = box_at(b0, boxes, t);
     T* Mb = M + b * p2;
     for (int c = 0; c < p2; ++c) Mb[c] = T(0);
     const uint64_t key = S.box_key[b];
@@ -176,14 +182,14 @@ struct WarpSumAdd {
 // adds it to M_b (no scratch: one global update per coefficient per 32
 // sources). The shared P2M math (laplace_p2m_point) does the walk.
 template <class T>
-__global__ void k_p2m_wpb(int64_t b0, int64_t nb, int p, T h, DevSet S, const double* __restrict__ xyz,
-                          const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
-                          const LaplaceWalkCoef<T>* __restrict__ walk) {
+__global__ void k_p2m_wpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet S,
+                          const double* __restrict__ xyz, const T* __restrict__ q, const T* __restrict__ d,
+                          T* __restrict__ M, const LaplaceWalkCoef<T>* __restrict__ walk) {
   const int p2 = p * p;
   const int lane = threadIdx.x & 31;
   const T inv_h = T(1) / h;
   for (int64_t t = gtid() / 32; t < nb; t += gstride() / 32) {
-    const int64_t b = b0 + t;
+    const int64_t b = box_at(b0, boxes, t);
     T* Mb = M + b * p2;
     for (int c = lane; c < p2; c += 32) Mb[c] = T(0);
     __syncwarp();
@@ -271,7 +277,8 @@ struct P2MTileAdd {
 // a multiple of wpl; dynamic shared memory = warps x p2m_bpb_warp_bytes<T>(p).
 template <class T, bool kD>
 __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
-    k_p2m_bpb(int64_t b0, int64_t nb, int p, T h, int wpl, DevSet S, const double* __restrict__ xyz,
+    k_p2m_bpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, int wpl, DevSet S,
+              const double* __restrict__ xyz,
               const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
               const LaplaceWalkCoef<T>* __restrict__ walk) {
   extern __shared__ __align__(16) unsigned char smraw[];
@@ -288,7 +295,7 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
     for (int c = lane; c < p2; c += 32) acc[c] = T(0);
     __syncwarp();
     if (t < nb) {
-      const int64_t b = b0 + t;
+      const int64_t b = box_at(b0, boxes, t);
       const uint64_t key = S.box_key[b];
       const int64_t i1 = S.point_end[b];
       for (int64_t i0 = S.point_begin[b] + int64_t(sub) * kP2MTile; i0 < i1; i0 += int64_t(wpl) * kP2MTile) {
@@ -314,7 +321,7 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
     else
       __syncwarp();
     if (t < nb) {  // M_b = acc of the leaf's warp 0 (+ warps 1 .. wpl-1, in order)
-      T* Mb = M + (b0 + t) * p2;
+      T* Mb = M + box_at(b0, boxes, t) * p2;
       const T* a0 = reinterpret_cast<const T*>(smraw + size_t(slot) * wpl * wb) + kP2MTile * kP2MTileLd;
       for (int c = sub * 32 + lane; c < p2; c += wpl * 32) {
         T s = a0[c];
@@ -659,11 +666,12 @@ __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, con
 
 // TpB: one thread per target leaf.
 template <class T>
-__global__ void k_l2p_tpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
-                          const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
+__global__ void k_l2p_tpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet R,
+                          const double* __restrict__ xyz, const T* __restrict__ L,
+                          const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
                           const LaplaceWalkCoef<T>* __restrict__ walk) {
   for (int64_t t = gtid(); t < nb; t += gstride()) {
-    const int64_t b = b0 + t;
+    const int64_t b = box_at(b0, boxes, t);
     const bool has = has_local[b] != 0;
     const uint64_t key = R.box_key[b];
     for (int64_t i = R.point_begin[b]; i < R.point_end[b]; ++i)
@@ -689,14 +697,14 @@ __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __rest
 // shared memory). has_local[b] == 0: zeros, as the other L2P kernels.
 template <class T>
 __global__ void __launch_bounds__(128)
-    k_l2p_bpb(int64_t b0, int64_t nb, int p, T h, DevSet R, const double* __restrict__ xyz,
-              const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
-              const LaplaceWalkCoef<T>* __restrict__ walk) {
+    k_l2p_bpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet R,
+              const double* __restrict__ xyz, const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp,
+              T* fg, T* fh, const LaplaceWalkCoef<T>* __restrict__ walk) {
   extern __shared__ __align__(16) unsigned char smraw[];
   T* Ls = reinterpret_cast<T*>(smraw);
   const int p2 = p * p;
   for (int64_t t = blockIdx.x; t < nb; t += gridDim.x) {
-    const int64_t b = b0 + t;
+    const int64_t b = box_at(b0, boxes, t);
     const bool has = has_local[b] != 0;
     __syncthreads();  // the previous leaf's targets are done with Ls
     if (has)

@@ -60,6 +60,90 @@ __global__ void k_m2l_group_segments(int32_t nseg, int64_t ngroups, const uint32
 // (H100, N = 1e6 ellipsoid, L = 6: the SMs were busy 43 % of the P2P
 // kernel's 26.8 ms under Nsight Compute, against 89 % of 12.3 ms for
 // uniform data with the same instruction count).
+// The receiver leaves as a set of their own (row r = leaf leaves[r]): point
+// ranges, centres and keys, for the P2P work units and kernels.
+__global__ void k_gather_leaves(int64_t n, const int32_t* __restrict__ leaves, DevSet R, int32_t* __restrict__ begin,
+                                int32_t* __restrict__ end, double* __restrict__ center, uint64_t* __restrict__ key) {
+  for (int64_t r = gtid(); r < n; r += gstride()) {
+    const int32_t b = leaves[r];
+    begin[r] = R.point_begin[b];
+    end[r] = R.point_end[b];
+    key[r] = R.box_key[b];
+    for (int k = 0; k < 3; ++k) center[3 * r + k] = R.center[3 * int64_t(b) + k];
+  }
+}
+
+// A host vector in device memory (the plan's).
+template <class V>
+V* upload(GpuData& G, const std::vector<V>& v, const char* what, cudaStream_t s0) {
+  V* d = static_cast<V*>(G.alloc(sizeof(V) * std::max<size_t>(v.size(), 1), what));
+  if (!v.empty()) GPUFMM_CUDA_CHECK(cudaMemcpyAsync(d, v.data(), sizeof(V) * v.size(), cudaMemcpyHostToDevice, s0));
+  return d;
+}
+
+// Issue 19: an adaptive plan's lists and leaves on the device, and the P2P
+// work units of its U rows.
+void adaptive_setup(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+  const lists::AdaptiveLists& A = *P.alists;
+  const tree::Tree& t = *P.tree;
+  const tree::PointSet& R = t.receivers();
+  const tree::PointSet& S = t.src;
+  GpuData::Adaptive& a = G.ad;
+  a.nleaves = int64_t(A.leaves.size());
+  a.nw = int64_t(A.w.size());
+  a.leaves = upload(G, A.leaves, "laplace adaptive leaves", s0);
+  a.u_off = upload(G, A.u_off, "laplace U list", s0);
+  a.u = upload(G, A.u, "laplace U list", s0);
+  a.w_off = upload(G, A.w_off, "laplace W list", s0);
+  a.w = upload(G, A.w, "laplace W list", s0);
+  a.x_box = upload(G, A.x_box, "laplace X list", s0);
+  a.x_off = upload(G, A.x_off, "laplace X list", s0);
+  a.x = upload(G, A.x, "laplace X list", s0);
+  // Ranges per level: leaves and X rows are ascending global indices, i.e.
+  // level-major.
+  const int L = P.l_max;
+  auto ranges = [L](const std::vector<int32_t>& boxes, const tree::PointSet& X) {
+    std::vector<int64_t> r(size_t(L) + 2, 0);
+    for (int l = 0; l <= L + 1; ++l)
+      r[size_t(l)] = std::lower_bound(boxes.begin(), boxes.end(), int32_t(X.level_offset[size_t(l)])) - boxes.begin();
+    return r;
+  };
+  a.leaf_level = ranges(A.leaves, R);
+  a.x_level = ranges(A.x_box, R);
+  std::vector<int32_t> sl;  // source leaves, level-major (host flags)
+  {
+    std::vector<uint8_t> leaf(size_t(S.nboxes));
+    if (S.nboxes > 0) backend_download(P.ctx, leaf.data(), S.leaf, leaf.size(), false);
+    for (int64_t b = 0; b < S.nboxes; ++b)
+      if (leaf[size_t(b)]) sl.push_back(int32_t(b));
+  }
+  a.src_leaves = upload(G, sl, "laplace adaptive leaves", s0);
+  a.src_level = ranges(sl, S);
+  for (int l = 0; l <= L + 1 && l < tree::kMaxLevel + 2; ++l) a.soff.v[l] = S.level_offset[size_t(l)];
+  // The receiver leaves as a set of their own.
+  const int64_t n = a.nleaves;
+  int32_t* beg = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * std::max<int64_t>(n, 1), "laplace adaptive leaves"));
+  int32_t* end = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * std::max<int64_t>(n, 1), "laplace adaptive leaves"));
+  double* cen = static_cast<double*>(G.alloc(sizeof(double) * 3 * std::max<int64_t>(n, 1), "laplace adaptive leaves"));
+  uint64_t* key = static_cast<uint64_t*>(G.alloc(sizeof(uint64_t) * std::max<int64_t>(n, 1), "laplace adaptive leaves"));
+  if (n > 0) {
+    k_gather_leaves<<<blocks_for(G, n, 128), 128, 0, s0>>>(n, a.leaves, dev_set(R), beg, end, cen, key);
+    check_launch("laplace adaptive leaf kernel");
+  }
+  a.rleaf.point_begin = beg;
+  a.rleaf.point_end = end;
+  a.rleaf.center = cen;
+  a.rleaf.box_key = key;
+  if (n > 0 && P.nsrc > 0) {
+    DevList ul;
+    ul.offsets = a.u_off;
+    ul.index = a.u;
+    G.p2p_nunits = nf::build_units(*G.ctx, s0, 0, n, a.rleaf, dev_set(S), ul,
+                                   [&](size_t b, const char* what) { return G.alloc(b, what); }, &G.p2p_units,
+                                   "laplace P2P units");
+  }
+}
+
 void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   const tree::PointSet& R = P.tree->receivers();
   const int L = P.l_max;
@@ -267,12 +351,16 @@ void laplace_plan_setup(LaplacePlan& P) {
   G->bad = static_cast<unsigned long long*>(G->alloc(3 * sizeof(unsigned long long), "laplace flags"));
   G->leaf_of = static_cast<int32_t*>(G->alloc(sizeof(int32_t) * std::max<int64_t>(P.ntrg, 1), "laplace leaf map"));
   const tree::PointSet& R = P.tree->receivers();
-  if (P.ntrg > 0 && R.nboxes > 0) {
-    const int64_t b0 = R.level_offset[P.l_max], nb = R.level_offset[P.l_max + 1] - b0;
-    k_leaf_of<<<blocks_for(*G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), G->leaf_of);
-    check_launch("laplace leaf map kernel");
+  if (P.adaptive) {
+    adaptive_setup(*G, P, s0);
+  } else {
+    if (P.ntrg > 0 && R.nboxes > 0) {
+      const int64_t b0 = R.level_offset[P.l_max], nb = R.level_offset[P.l_max + 1] - b0;
+      k_leaf_of<<<blocks_for(*G, nb, 128), 128, 0, s0>>>(b0, nb, dev_set(R), G->leaf_of);
+      check_launch("laplace leaf map kernel");
+    }
+    if (P.ntrg > 0 && P.nsrc > 0 && R.nboxes > 0) build_p2p_units(*G, P, s0);
   }
-  if (P.ntrg > 0 && P.nsrc > 0 && R.nboxes > 0) build_p2p_units(*G, P, s0);
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
   P.gpu = G;
 }

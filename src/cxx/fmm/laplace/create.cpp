@@ -77,12 +77,66 @@ HostView<V> fetch(const tree::Tree& t, const V* src, int64_t n) {
   return h;
 }
 
+// Host copies of the box arrays of one set (views into a host tree).
+struct HostBoxes {
+  HostView<uint64_t> key;
+  HostView<int32_t> child, begin, end;
+  HostView<uint8_t> leaf;
+  lists::BoxView view(const tree::Tree& t, const tree::PointSet& s) const {
+    lists::BoxView v = lists::box_view(t, s);
+    v.key = key.data();
+    v.child = child.data();
+    v.begin = begin.data();
+    v.end = end.data();
+    v.leaf = leaf.data();
+    return v;
+  }
+};
+
+HostBoxes host_boxes(const tree::Tree& t, const tree::PointSet& s) {
+  HostBoxes h;
+  h.key = fetch(t, s.box_key, s.nboxes);
+  h.child = fetch(t, s.child_offset, s.nboxes + 1);
+  h.begin = fetch(t, s.point_begin, s.nboxes);
+  h.end = fetch(t, s.point_end, s.nboxes);
+  h.leaf = fetch(t, s.leaf, s.nboxes);
+  return h;
+}
+
+// Issue 19: the U, W and X lists of an adaptive plan and its near-field
+// sizes. W and X boxes whose other side is at most p^2 points go to the
+// direct sum (lists/adaptive.hpp): P2P costs one kernel evaluation per pair,
+// M2P and P2L about p^2 basis terms per point.
+void adaptive_lists(LaplacePlan& P) {
+  const tree::Tree& t = *P.tree;
+  const HostBoxes hs = host_boxes(t, t.src);
+  HostBoxes hr_own;
+  if (!t.same_sets) hr_own = host_boxes(t, t.recv_own);
+  const HostBoxes& hr = t.same_sets ? hs : hr_own;
+  const lists::BoxView S = hs.view(t, t.src), R = hr.view(t, t.receivers());
+  lists::AdaptiveListOptions o;
+  o.skip_type2 = P.modified;
+  o.p2p_max = P.options.adaptive_direct_max >= 0 ? P.options.adaptive_direct_max : int64_t(P.p) * P.p;
+  P.alists = std::make_unique<lists::AdaptiveLists>(lists::build_adaptive(S, R, o));
+  int64_t max_leaf = 0;
+  for (const lists::BoxView* v : {&S, &R})
+    for (int64_t b = 0; b < v->nboxes(); ++b)
+      if (v->leaf[b]) max_leaf = std::max(max_leaf, v->points(b));
+  P.p2p_pairs = P.alists->u_pairs;
+  P.max_near_sources = P.alists->max_u_sources;
+  P.max_leaf_points = max_leaf;
+}
+
 // Sizes for plan_info and the workspace: near-field pairs and the largest
 // near-field source count of a target leaf. A device tree: reduced on the
 // device (integer sums and maxima, the same numbers).
 void near_field_stats(LaplacePlan& plan) {
   const tree::Tree& t = *plan.tree;
   int64_t pairs = 0, max_near = 0, max_leaf = 0;
+  if (plan.adaptive) {
+    adaptive_lists(plan);
+    return;
+  }
   if (t.ctx.on_gpu()) {
 #if defined(GPUFMM_HAVE_CUDA)
     cuda::laplace_near_field_stats(t, plan.lists->list[lists::kNeighbors], pairs, max_near, max_leaf);
@@ -188,6 +242,10 @@ void far_schedule(LaplacePlan& P) {
       if (li.offsets[b + 1] > li.offsets[b]) recv[size_t(b)] = 1;
     for (int64_t e = 0; e < li.nnz; ++e) src_ref[size_t(li.index[e])] = 1;
   }
+  if (P.alists) {  // M2P sources and P2L receivers of an adaptive plan
+    for (int32_t b : P.alists->w) src_ref[size_t(b)] = 1;
+    for (int32_t b : P.alists->x_box) recv[size_t(b)] = 1;
+  }
   // below[b]: some box under b is referenced (sources) / receives (receivers);
   // children follow their parents' level, so a backward sweep sees every
   // child before its parent.
@@ -276,6 +334,48 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
 // float with room for the charges: a side in [2^-32, 2^60] (INVALID_ARGUMENT,
 // a value that does not fit float).
 constexpr double kMinSpanFloat = 0x1p-32, kMaxSpanFloat = 0x1p60;
+
+// s_max of an adaptive tree when the options leave it to the library: the
+// leaf size that balances a leaf's near field (~ s^2 pairs) against its
+// translations (~ p^3 each) grows as p^1.5; 2 p^1.5 (206 at p = 22) is
+// near the best measured on both backends (docs/laplace_fmm.md "Adaptive
+// trees": 128..256 on the H100 and 128..256 on the CPU at p = 22).
+int adaptive_s_max(int p) { return std::max(8, int(std::lround(2.0 * std::pow(double(p), 1.5)))); }
+
+// How many levels the leaves span where most points are: the points of
+// both sets by the level of their leaf, the levels from the 5th to the 95th
+// percentile of points apart. Measured (N = 2e4 .. 1e6): uniform 0,
+// ellipsoid surface 1-2, two Gaussian clusters 1-2, Plummer 4, refined
+// patch 5-6. AUTO keeps the adaptive tree from kAutoSpread on: on the H100
+// the uniform tree is as fast or faster below it (ellipsoid 20 vs 32 ms,
+// clusters 47 vs 50 ms at N = 1e6), the adaptive tree 2.7-3.7x faster above.
+constexpr int kAutoSpread = 3;
+
+int leaf_levels_spread(const tree::Tree& t) {
+  std::vector<int64_t> per_level(size_t(t.l_max) + 1, 0);
+  int64_t total = 0;
+  auto scan = [&](const tree::PointSet& X) {
+    if (X.n == 0) return;
+    const auto leaf = fetch(t, X.leaf, X.nboxes);
+    const auto beg = fetch(t, X.point_begin, X.nboxes);
+    const auto end = fetch(t, X.point_end, X.nboxes);
+    for (int l = 0; l <= t.l_max; ++l)
+      for (int64_t b = X.level_offset[size_t(l)]; b < X.level_offset[size_t(l) + 1]; ++b)
+        if (leaf[b]) per_level[size_t(l)] += end[b] - beg[b];
+    total += X.n;
+  };
+  scan(t.src);
+  if (!t.same_sets) scan(t.recv_own);
+  if (total == 0) return 0;
+  int lo = -1, hi = 0;
+  int64_t seen = 0;
+  for (int l = 0; l <= t.l_max; ++l) {
+    seen += per_level[size_t(l)];
+    if (lo < 0 && seen * 20 > total) lo = l;       // past the 5th percentile
+    if (seen * 20 < 19 * total) hi = l + 1;        // the 95th percentile lies beyond l
+  }
+  return std::max(0, std::min(hi, t.l_max) - std::max(lo, 0));
+}
 
 void check_span(const LaplacePlan& P) {
   const double side = P.tree->cube.side;
@@ -379,23 +479,47 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   get_tables();
   lap(tp.tables);
 
-  tree::Options to;
-  if (opt.l_max >= 0) {
-    to.l_max = opt.l_max;
-  } else if (opt.s_max >= 1) {
+  // Issue 19: tree = ADAPTIVE, or AUTO with neither l_max nor s_max given,
+  // builds the adaptive tree; AUTO keeps it where its leaves spread over at
+  // least kAutoSpread levels (clustered points), and otherwise takes the
+  // uniform depth of the cost model (the tree is built again). Measured on
+  // the H100 at N = 1e6 (bench/results/laplace_adaptive_*_h100.csv): the
+  // adaptive tree is 2.7x (Plummer) and 3.7x (refined patch) faster than
+  // the uniform one, the uniform tree 1.5x faster on an ellipsoid surface.
+  const bool auto_tree = opt.tree == GPUFMM_LAPLACE_TREE_AUTO && opt.l_max < 0 && opt.s_max < 1;
+  if (opt.tree == GPUFMM_LAPLACE_TREE_ADAPTIVE || auto_tree) {
+    tree::Options to;
+    to.kind = tree::Kind::Adaptive;
     to.l_max = -1;
-    to.s_max = opt.s_max;
-  } else {
-    if (P.single())
-      choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context);
-    else
-      choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context);
-    to.l_max = P.depth.l_max;
+    to.s_max = opt.s_max >= 1 ? opt.s_max : adaptive_s_max(P.p);
+    tmark = now();
+    P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
+    P.adaptive = opt.tree == GPUFMM_LAPLACE_TREE_ADAPTIVE || leaf_levels_spread(*P.tree) >= kAutoSpread;
+    if (!P.adaptive) P.tree.reset();
+    lap(tp.tree);
   }
-  tmark = now();
-  P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
-  P.lists = lists::build(*P.tree, (1u << lists::kNeighbors) | (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
-                                                                           : (1u << lists::kM2L)));
+  if (!P.adaptive) {
+    tree::Options to;
+    if (opt.l_max >= 0) {
+      to.l_max = opt.l_max;
+    } else if (opt.s_max >= 1) {
+      to.l_max = -1;
+      to.s_max = opt.s_max;
+    } else {
+      if (P.single())
+        choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context);
+      else
+        choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context);
+      to.l_max = P.depth.l_max;
+    }
+    tmark = now();
+    P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
+  }
+  // The neighbour list is the uniform plan's near field; an adaptive plan's
+  // is its U list (adaptive_lists).
+  P.lists = lists::build(*P.tree, (P.adaptive ? 0u : 1u << lists::kNeighbors) |
+                                      (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
+                                                  : (1u << lists::kM2L)));
   P.l_max = P.tree->l_max;
   check_span(P);
   P.src_boxes = P.tree->src.nboxes;
@@ -427,8 +551,8 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     }
   }
   lap(tp.coords);
+  near_field_stats(P);  // and the U, W, X lists of an adaptive plan
   if (P.cpu_pipeline()) allocating("the far field's schedule", 0, [&P] { far_schedule(P); });
-  near_field_stats(P);
   // p from eps assumes a near field that holds each target's closest sources;
   // a nearly empty one (laplace_p_sparse) needs more terms. The depth stays.
   if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0) {

@@ -82,20 +82,23 @@ struct EvalAccum {
 };
 
 // EvalAccum with the Hessian h (xx, yy, zz, xy, xz, yz) as well, for
-// laplace_regular_walk_hess (local expansions: no alternating sign).
+// laplace_regular_walk_hess (alternate: the sign (-1)^n of a multipole's
+// Kelvin walk, M2P).
 template <class T>
 struct EvalAccumHess {
   const T* c;
   T v;
   T g[3];
   T h[6];
+  bool alternate = false;
   GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs, const T* hc, const T* hs) {
-    const T cp = c[n * n + n + m];
+    const T sg = (alternate && (n & 1)) ? T(-1) : T(1);
+    const T cp = sg * c[n * n + n + m];
     v += cp * rc;
     for (int k = 0; k < 3; ++k) g[k] += cp * gc[k];
     for (int k = 0; k < 6; ++k) h[k] += cp * hc[k];
     if (m > 0) {
-      const T cn = c[n * n + n - m];
+      const T cn = sg * c[n * n + n - m];
       v += cn * rs;
       for (int k = 0; k < 3; ++k) g[k] += cn * gs[k];
       for (int k = 0; k < 6; ++k) h[k] += cn * hs[k];
@@ -144,29 +147,38 @@ GPUFMM_HD inline void laplace_p2m(int p, T scale, const T* center, int n_src, co
 // Via Kelvin (u = rho/|rho|^2, J = du/drho) the signs cancel and this is a
 // P2M-like accumulation at u with  q' = q/|rho| - d'.rho/|rho|^3,
 // d' = d/h,  d'' = J d' / |rho|.
+// One source of P2L: r = x_j - c (relative to the centre), inv_h = 1/h, d =
+// the dipole or nullptr; adds through `add` (see PlainAdd).
+template <class T, class Add = laplace_detail::PlainAdd>
+GPUFMM_HD inline void laplace_p2l_point(int p, T inv_h, const T* rel, T q, const T* dip, T* L, Add add = Add(),
+                                        const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+  using laplace_detail::hd_sqrt;
+  const T r[3] = {rel[0] * inv_h, rel[1] * inv_h, rel[2] * inv_h};
+  const T r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+  const T inv_r2 = T(1) / r2;
+  const T inv_r = hd_sqrt(inv_r2);
+  laplace_detail::SourceAccum<T, Add> acc{L, q * inv_r, {T(0), T(0), T(0)}, false, add};
+  if (dip) {
+    const T d[3] = {dip[0] * inv_h, dip[1] * inv_h, dip[2] * inv_h};
+    const T rd = (r[0] * d[0] + r[1] * d[1] + r[2] * d[2]) * inv_r2;
+    acc.q -= rd * inv_r;  // d'.rho/|rho|^3
+    for (int k = 0; k < 3; ++k) acc.d[k] = (d[k] - T(2) * r[k] * rd) * inv_r2 * inv_r;
+    laplace_regular_walk<true>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc, coef);
+  } else {
+    laplace_regular_walk<false>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc, coef);
+  }
+}
+
 template <class T>
 GPUFMM_HD inline void laplace_p2l(int p, T scale, const T* center, int n_src, const T* src_xyz,
                                   laplace_detail::nd<const T>* charge,
-                                  laplace_detail::nd<const T>* dipole, T* L) {
-  using laplace_detail::hd_sqrt;
+                                  laplace_detail::nd<const T>* dipole, T* L,
+                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
   const T inv_h = T(1) / scale;
   for (int j = 0; j < n_src; ++j) {
-    const T r[3] = {(src_xyz[3 * j] - center[0]) * inv_h, (src_xyz[3 * j + 1] - center[1]) * inv_h,
-                    (src_xyz[3 * j + 2] - center[2]) * inv_h};
-    const T r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-    const T inv_r2 = T(1) / r2;
-    const T inv_r = hd_sqrt(inv_r2);
-    const T q = charge ? charge[j] : T(0);
-    laplace_detail::SourceAccum<T> acc{L, q * inv_r, {T(0), T(0), T(0)}, false};
-    if (dipole) {
-      const T d[3] = {dipole[3 * j] * inv_h, dipole[3 * j + 1] * inv_h, dipole[3 * j + 2] * inv_h};
-      const T rd = (r[0] * d[0] + r[1] * d[1] + r[2] * d[2]) * inv_r2;
-      acc.q -= rd * inv_r;  // d'.rho/|rho|^3
-      for (int k = 0; k < 3; ++k) acc.d[k] = (d[k] - T(2) * r[k] * rd) * inv_r2 * inv_r;
-      laplace_regular_walk<true>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
-    } else {
-      laplace_regular_walk<false>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
-    }
+    const T r[3] = {src_xyz[3 * j] - center[0], src_xyz[3 * j + 1] - center[1], src_xyz[3 * j + 2] - center[2]};
+    laplace_p2l_point(p, inv_h, r, charge ? charge[j] : T(0), dipole ? dipole + 3 * j : nullptr, L,
+                      laplace_detail::PlainAdd(), coef);
   }
 }
 
@@ -211,32 +223,80 @@ GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, i
   }
 }
 
+// M2P at one target: r = y - c (relative to the centre), inv_h = 1/h;
+// *pot += phi(y), grad[0..2] += grad phi(y) (grad non-null), hess[0..5] +=
+// its second derivatives, xx, yy, zz, xy, xz, yz (hess non-null; grad must
+// then be non-null too), with phi(y) = (1/h) sum M_n^m Sh_n^m(rho),
+// rho = r/h. Kelvin transform: phi = v(u)/(h|rho|), v = sum (-1)^n M Rh(u),
+// u = rho/|rho|^2; the derivatives of v come from the walk (orders 1, 2),
+// those of u and 1/|rho| by the chain rule (J = du/drho = I/r2 - 2 rho
+// rho^T/r2^2, symmetric).
+template <class T>
+GPUFMM_HD inline void laplace_m2p_point(int p, T inv_h, const T* rel, const T* M, T* pot, T* grad, T* hess,
+                                        const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+  using laplace_detail::hd_sqrt;
+  const T r[3] = {rel[0] * inv_h, rel[1] * inv_h, rel[2] * inv_h};
+  const T r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+  const T inv_r2 = T(1) / r2;
+  const T inv_r = hd_sqrt(inv_r2);
+  const T u[3] = {r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2};
+  if (hess) {
+    laplace_detail::EvalAccumHess<T> acc{M, T(0), {T(0), T(0), T(0)}, {T(0), T(0), T(0), T(0), T(0), T(0)}, true};
+    laplace_regular_walk_hess(p, u[0], u[1], u[2], acc, coef);
+    constexpr int hi[6] = {0, 1, 2, 0, 0, 1};
+    constexpr int hj[6] = {0, 1, 2, 1, 2, 2};
+    T H[3][3], J[3][3];
+    for (int k = 0; k < 6; ++k) H[hi[k]][hj[k]] = H[hj[k]][hi[k]] = acc.h[k];
+    const T inv_r4 = inv_r2 * inv_r2;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) J[a][b] = (a == b ? inv_r2 : T(0)) - T(2) * r[a] * r[b] * inv_r4;
+    const T gr = r[0] * acc.g[0] + r[1] * acc.g[1] + r[2] * acc.g[2];
+    T G[3];  // grad_rho of v(u(rho)) = J g
+    for (int a = 0; a < 3; ++a) G[a] = acc.g[a] * inv_r2 - T(2) * r[a] * gr * inv_r4;
+    T HJ[3][3];  // H J
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) HJ[a][b] = H[a][0] * J[0][b] + H[a][1] * J[1][b] + H[a][2] * J[2][b];
+    const T inv_r3 = inv_r * inv_r2, inv_r5 = inv_r3 * inv_r2;
+    const T s2 = inv_h * inv_h, s3 = s2 * inv_h;
+    for (int k = 0; k < 6; ++k) {
+      const int a = hi[k], b = hj[k];
+      const T jhj = J[a][0] * HJ[0][b] + J[a][1] * HJ[1][b] + J[a][2] * HJ[2][b];
+      const T dj = T(-2) * (acc.g[a] * r[b] + acc.g[b] * r[a] + (a == b ? gr : T(0))) * inv_r4 +
+                   T(8) * gr * r[a] * r[b] * inv_r4 * inv_r2;
+      const T f = -(r[b] * G[a] + r[a] * G[b]) * inv_r3 + (jhj + dj) * inv_r +
+                  acc.v * (T(3) * r[a] * r[b] * inv_r5 - (a == b ? inv_r3 : T(0)));
+      hess[k] += f * s3;
+    }
+    for (int a = 0; a < 3; ++a) grad[a] += (G[a] - acc.v * r[a] * inv_r2) * inv_r * s2;
+    if (pot) *pot += acc.v * inv_r * inv_h;
+    return;
+  }
+  laplace_detail::EvalAccum<T> acc{M, true, T(0), {T(0), T(0), T(0)}};
+  if (grad) {
+    laplace_regular_walk<true>(p, u[0], u[1], u[2], acc, coef);
+    const T rg = (r[0] * acc.g[0] + r[1] * acc.g[1] + r[2] * acc.g[2]) * inv_r2;
+    const T s = inv_h * inv_h * inv_r;
+    for (int k = 0; k < 3; ++k) grad[k] += ((acc.g[k] - T(2) * r[k] * rg) * inv_r2 - acc.v * r[k] * inv_r2) * s;
+  } else {
+    laplace_regular_walk<false>(p, u[0], u[1], u[2], acc, coef);
+  }
+  if (pot) *pot += acc.v * inv_r * inv_h;
+}
+
 // M2P: evaluates the multipole expansion, phi(y) = (1/h) sum M_n^m Sh_n^m(rho),
-// and its gradient, at targets outside the sources' ball.  Uses the Kelvin
-// transform: phi = v/(h|rho|), v = sum (-1)^n M Rh(u), u = rho/|rho|^2.
+// and its gradient (and Hessian, hess non-null) at targets outside the
+// sources' ball (laplace_m2p_point).
 template <class T>
 GPUFMM_HD inline void laplace_m2p(int p, T scale, const T* center, const T* M, int n_trg,
                                   const T* trg_xyz, laplace_detail::nd<T>* pot,
-                                  laplace_detail::nd<T>* grad) {
-  using laplace_detail::hd_sqrt;
+                                  laplace_detail::nd<T>* grad,
+                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr,
+                                  laplace_detail::nd<T>* hess = nullptr) {
   const T inv_h = T(1) / scale;
   for (int i = 0; i < n_trg; ++i) {
-    const T r[3] = {(trg_xyz[3 * i] - center[0]) * inv_h, (trg_xyz[3 * i + 1] - center[1]) * inv_h,
-                    (trg_xyz[3 * i + 2] - center[2]) * inv_h};
-    const T r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-    const T inv_r2 = T(1) / r2;
-    const T inv_r = hd_sqrt(inv_r2);
-    laplace_detail::EvalAccum<T> acc{M, true, T(0), {T(0), T(0), T(0)}};
-    if (grad) {
-      laplace_regular_walk<true>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
-      const T rg = (r[0] * acc.g[0] + r[1] * acc.g[1] + r[2] * acc.g[2]) * inv_r2;
-      const T s = inv_h * inv_h * inv_r;
-      for (int k = 0; k < 3; ++k)
-        grad[3 * i + k] += ((acc.g[k] - T(2) * r[k] * rg) * inv_r2 - acc.v * r[k] * inv_r2) * s;
-    } else {
-      laplace_regular_walk<false>(p, r[0] * inv_r2, r[1] * inv_r2, r[2] * inv_r2, acc);
-    }
-    if (pot) pot[i] += acc.v * inv_r * inv_h;
+    const T r[3] = {trg_xyz[3 * i] - center[0], trg_xyz[3 * i + 1] - center[1], trg_xyz[3 * i + 2] - center[2]};
+    laplace_m2p_point(p, inv_h, r, M, pot ? pot + i : nullptr, grad ? grad + 3 * i : nullptr,
+                      hess ? hess + 6 * i : nullptr, coef);
   }
 }
 

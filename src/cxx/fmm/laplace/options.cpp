@@ -83,6 +83,13 @@ void validate_options(const LaplaceOptions& o) {
   require(o.stencil == GPUFMM_STENCIL_MODIFIED || o.stencil == GPUFMM_STENCIL_STANDARD,
           GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'stencil' = ", o.stencil,
           " is neither GPUFMM_STENCIL_MODIFIED (0) nor GPUFMM_STENCIL_STANDARD (1)");
+  require(o.tree == GPUFMM_LAPLACE_TREE_AUTO || o.tree == GPUFMM_LAPLACE_TREE_UNIFORM ||
+              o.tree == GPUFMM_LAPLACE_TREE_ADAPTIVE,
+          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'tree' = ", o.tree,
+          " is not GPUFMM_LAPLACE_TREE_AUTO (0), _UNIFORM (1) or _ADAPTIVE (2)");
+  require(o.tree != GPUFMM_LAPLACE_TREE_ADAPTIVE || o.l_max == -1, GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'l_max' = ", o.l_max, " with tree = GPUFMM_LAPLACE_TREE_ADAPTIVE: an adaptive tree takes "
+          "its depth from s_max; l_max must be -1");
   for (const StageKernels& st : kStages) checked_strategy(st, o.gpu.*st.member);
 }
 

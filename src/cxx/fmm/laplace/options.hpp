@@ -79,10 +79,15 @@ struct LaplaceOptions {
   int l_max = -1;  // -1: cost model (or s_max)
   int s_max = -1;  // -1: cost model; >= 1: tree depth from max points per box
   int stencil = GPUFMM_STENCIL_MODIFIED;
+  int tree = GPUFMM_LAPLACE_TREE_AUTO;  // gpufmm_laplace_tree_t
   bool variable_truncation = true;
   // Translation tables from the process-wide (and per-device) caches (true),
   // or built for this plan alone.
   bool table_cache = true;
+  // Adaptive trees: W (M2P) and X (P2L) boxes with at most this many points
+  // on their side go to the direct sum (lists/adaptive.hpp); -1: p^2 (tests
+  // set 0 to send every one through M2P and P2L).
+  int64_t adaptive_direct_max = -1;
   LaplaceGpuKernels gpu;  // CUDA driver only
   LaplaceCpuIsa cpu_isa = LaplaceCpuIsa::avx512;  // CPU pipeline only
   // The cost model's constants instead of the measured ones of the backend

@@ -117,6 +117,18 @@ GPUFMM_PIPELINE_FLATTEN void l2p_box(int p, T h, const T* L, int n, const T* rel
   laplace_l2p<T>(p, h, zero, L, n, rel, pot, grad, walk_coef<T>(), hess);
 }
 
+template <class T>
+GPUFMM_PIPELINE_FLATTEN void p2l_box(int p, T h, int n, const T* rel, const T* q, const T* d, T* L) {
+  const T zero[3] = {T(0), T(0), T(0)};
+  laplace_p2l<T>(p, h, zero, n, rel, q, d, L, walk_coef<T>());
+}
+
+template <class T>
+GPUFMM_PIPELINE_FLATTEN void m2p_box(int p, T h, const T* M, int n, const T* rel, T* pot, T* grad, T* hess) {
+  const T zero[3] = {T(0), T(0), T(0)};
+  laplace_m2p<T>(p, h, zero, M, n, rel, pot, grad, walk_coef<T>(), hess);
+}
+
 // 32 bytes of lanes (4 doubles, 8 floats).
 template <class T>
 constexpr int kM2LLanes = 32 / int(sizeof(T));
@@ -149,6 +161,62 @@ struct Pipeline {
         L(plan.l_max), p(plan.p), p2(int64_t(plan.p) * plan.p) {}
 
   double box_size(int level) const { return tree::box_size(tr.cube, level); }
+  static int level_of(const tree::PointSet& X, int64_t b) {
+    return int(std::upper_bound(X.level_offset.begin(), X.level_offset.end(), b) - X.level_offset.begin()) - 1;
+  }
+
+  // Adaptive plans (issue 19): P2L of the X rows of level l into their
+  // receivers' locals (after the level's L2L and M2L).
+  void p2l_level(int l) {
+    if (!P.alists) return;
+    const lists::AdaptiveLists& A = *P.alists;
+    const auto first = std::lower_bound(A.x_box.begin(), A.x_box.end(), int32_t(R.level_offset[l]));
+    const auto last = std::lower_bound(A.x_box.begin(), A.x_box.end(), int32_t(R.level_offset[l + 1]));
+    const int64_t r0 = first - A.x_box.begin(), r1 = last - A.x_box.begin();
+    const tree::LevelFrame f = tree::level_frame(tr.cube, l);
+    const T h = T(box_size(l));
+#pragma omp parallel
+    {
+      std::vector<T>& rel = rel_[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t r = r0; r < r1; ++r) {
+        const int32_t b = A.x_box[size_t(r)];
+        T* Lb = W.L.data() + int64_t(b) * p2;
+        for (int64_t e = A.x_off[size_t(r)]; e < A.x_off[size_t(r) + 1]; ++e) {
+          const int32_t a = A.x[size_t(e)];
+          const int64_t pb = S.point_begin[a], pe = S.point_end[a];
+          relative(P.src_xyz.data(), pb, pe, f, R.box_key[b], rel.data());
+          p2l_box<T>(p, h, int(pe - pb), rel.data(), q_ ? q_ + pb : nullptr, d_ ? d_ + 3 * pb : nullptr, Lb);
+        }
+        W.has_local[b] = 1;
+      }
+    }
+  }
+
+  // Adaptive plans: M2P of the W rows (multipoles of finer source boxes at
+  // the targets of a receiver leaf).
+  void m2p() {
+    if (!P.alists) return;
+    const lists::AdaptiveLists& A = *P.alists;
+    const int64_t nl = int64_t(A.leaves.size());
+    const double* txyz = P.target_xyz();
+#pragma omp parallel
+    {
+      std::vector<T>& rel = rel_[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t r = 0; r < nl; ++r) {
+        const int32_t b = A.leaves[size_t(r)];
+        const int64_t tb = R.point_begin[b], te = R.point_end[b];
+        for (int64_t e = A.w_off[size_t(r)]; e < A.w_off[size_t(r) + 1]; ++e) {
+          const int32_t c = A.w[size_t(e)];
+          const int lc = level_of(S, c);
+          relative(txyz, tb, te, tree::level_frame(tr.cube, lc), S.box_key[c], rel.data());
+          m2p_box<T>(p, T(box_size(lc)), W.M.data() + int64_t(c) * p2, int(te - tb), rel.data(),
+                     pot_ ? pot_ + tb : nullptr, grad_ ? grad_ + 3 * tb : nullptr, hess_ ? hess_ + 6 * tb : nullptr);
+        }
+      }
+    }
+  }
 
   // P2M into the boxes of the far schedule that take it (the leaves, and the
   // boxes with no M2L source below them), at their levels.
@@ -322,6 +390,7 @@ struct Pipeline {
           }
         }
       }
+      p2l_level(l);
     }
   }
 
@@ -350,6 +419,7 @@ struct Pipeline {
           W.has_local[b] = n > 0 ? 1 : 0;
         }
       }
+      p2l_level(l);
     }
   }
 
@@ -376,11 +446,24 @@ struct Pipeline {
   }
 
   // The near field (Laplace kernel; the sources' charges / dipoles, the
-  // gradient and the Hessian (kH: then kG too) as compile-time flags).
+  // gradient and the Hessian (kH: then kG too) as compile-time flags): the
+  // NEIGHBORS rows of the leaves, or an adaptive plan's U rows.
   template <bool kC, bool kD, bool kG, bool kH>
   void p2p() {
-    const lists::List& nb = P.lists->list[lists::kNeighbors];
-    const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
+    if (P.alists) {
+      const lists::AdaptiveLists& A = *P.alists;
+      p2p_rows<kC, kD, kG, kH>(int64_t(A.leaves.size()), A.leaves.data(), 0, A.u_off.data(), A.u.data());
+    } else {
+      const lists::List& nb = P.lists->list[lists::kNeighbors];
+      const int64_t b0 = R.level_offset[L], b1 = R.level_offset[L + 1];
+      p2p_rows<kC, kD, kG, kH>(b1 - b0, nullptr, b0, nb.offsets + b0, nb.index);
+    }
+  }
+
+  // Rows r < nrows: receiver box boxes[r] (or b0 + r), its sources the boxes
+  // index[off[r] .. off[r + 1]).
+  template <bool kC, bool kD, bool kG, bool kH>
+  void p2p_rows(int64_t nrows, const int32_t* boxes, int64_t b0, const int64_t* off, const int32_t* index) {
     const double* txyz = P.target_xyz();
     const double* sxyz = P.src_xyz.data();
     T* pot = pot_;
@@ -390,10 +473,11 @@ struct Pipeline {
     {
       nearfield::Sources<double, T>& g = near_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 4)
-      for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t r = 0; r < nrows; ++r) {
+        const int64_t b = boxes ? boxes[r] : b0 + r;
         int64_t n = 0;
-        for (int64_t e = nb.offsets[b]; e < nb.offsets[b + 1]; ++e) {
-          const int32_t s = nb.index[e];
+        for (int64_t e = off[r]; e < off[r + 1]; ++e) {
+          const int32_t s = index[e];
           for (int64_t i = S.point_begin[s]; i < S.point_end[s]; ++i, ++n) {
             g.x[n] = sxyz[3 * i];
             g.y[n] = sxyz[3 * i + 1];
@@ -430,7 +514,7 @@ struct Pipeline {
     const bool far = L >= 2 && ns > 0 && nt > 0;
     // Every allocation of the evaluate, before its parallel regions.
     const size_t threads = static_cast<size_t>(omp_get_max_threads());
-    const int64_t rel_n = 3 * std::max<int64_t>(P.far.max_points, 1), near_n = nearfield::padded(P.max_near_sources);
+    const int64_t rel_n = 3 * std::max<int64_t>({P.far.max_points, P.alists ? P.max_leaf_points : 0, 1}), near_n = nearfield::padded(P.max_near_sources);
     const double bytes = sizeof(T) * (double(far ? (S.nboxes + R.nboxes) * p2 : 0) + 10.0 * double(nd) * double(ns + nt) +
                                       double(threads) * double(rel_n + 4 * near_n)) +
                          double(threads) * 3 * sizeof(double) * double(near_n);
@@ -473,6 +557,7 @@ struct Pipeline {
         tm.downward += now() - t;
         t = now();
         l2p();
+        m2p();
         tm.l2p += now() - t;
         t = now();
       }

@@ -99,6 +99,7 @@
 #include "fmm/laplace/cost.hpp"
 #include "fmm/laplace/options.hpp"
 #include "core/gpufmm_types.h"
+#include "lists/adaptive.hpp"
 #include "lists/lists.hpp"
 #include "tree/stencil.hpp"
 #include "tree/tree.hpp"
@@ -218,8 +219,13 @@ class LaplacePlan : public ContextChild {  // ctx: the user's context
   bool same_sets = false;
   bool modified = true;                // options.stencil == MODIFIED
   int64_t nsrc = 0, ntrg = 0;
+  // Issue 19: an adaptive tree (leaves at any level, tree::Kind::Adaptive):
+  // the same-level lists (V) in `lists` and the U, W, X lists of
+  // lists/adaptive.hpp in `alists` (host; the CUDA driver uploads them).
+  bool adaptive = false;
   std::unique_ptr<tree::Tree> tree;
   std::unique_ptr<lists::Lists> lists;  // over tree
+  std::unique_ptr<lists::AdaptiveLists> alists;
   // Sorted, 3 x n; trg_xyz empty when same_sets. Host copies for the CPU
   // pipeline only: a plan evaluated by the CUDA driver keeps them on the
   // device (laplace_plan_setup gathers them there) and leaves both empty.

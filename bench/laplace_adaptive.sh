@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 19: the Laplace FMM with the uniform tree, the adaptive tree at
+# several s_max and the automatic choice, on every distribution of
+# tools/common/distributions.hpp (papers/000's setting: potential and
+# gradient, charges in (0, 1), sources = targets, double unless FLOAT=1).
+#   bench/laplace_adaptive.sh [gpufmm CLI] [N] [eps] [smax list] [dists]
+# Prints one line per run: dist, tree, s_max, p, l_max, plan and evaluate
+# seconds, the stage times and the achieved errors (200 sampled targets
+# against the direct sum).
+set -uo pipefail
+cli="${1:-build/bin/gpufmm}"
+n="${2:-1000000}"
+eps="${3:-1e-6}"
+smaxes="${4:-64 128 256 512}"
+dists="${5:-uniform ellipsoid plummer clusters patch}"
+extra=()
+[ "${FLOAT:-0}" = 1 ] && extra+=(--float)
+[ -n "${BACKEND:-}" ] && extra+=("--$BACKEND")
+echo "dist,tree,smax,p,l_max,plan_s,p2m_s,up_s,down_s,l2p_s,p2p_s,total_s,err_pot,err_grad"
+run() {  # dist tree smax
+  local out
+  out=$("$cli" fmm --n "$n" --eps "$eps" --dist "$1" --grad --tree "$2" --smax "$3" --check 200 "${extra[@]}" 2>&1)
+  local p=$(sed -n 's/^p = \([0-9-]*\),.*/\1/p' <<<"$out")
+  local kind=$(sed -n 's/^p = [^,]*, \([a-z]*\) tree.*/\1/p' <<<"$out")
+  local lmax=$(sed -n 's/.*l_max = \([0-9]*\),.*/\1/p' <<<"$out")
+  local plan=$(sed -n 's/^plan: \([0-9.e+-]*\) s/\1/p' <<<"$out")
+  local st=$(awk '/^seconds/ {print $2","$3","$4","$5","$6","$7}' <<<"$out")
+  local ep=$(sed -n 's/.*pot \([0-9.e+-]*\).*/\1/p' <<<"$out")
+  local eg=$(sed -n 's/.*grad \([0-9.e+-]*\).*/\1/p' <<<"$out")
+  [ -z "$st" ] && { echo "$1,$2,$3,failed: $(tail -1 <<<"$out")"; return; }
+  echo "$1,$2${kind:+($kind)},$3,$p,$lmax,$plan,$st,$ep,$eg"
+}
+for d in $dists; do
+  run "$d" uniform -1
+  run "$d" auto -1
+  for s in $smaxes; do run "$d" adaptive "$s"; done
+done

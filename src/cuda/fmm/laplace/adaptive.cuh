@@ -1,0 +1,97 @@
+// Kernels of the adaptive Laplace FMM (issue 19) on the CUDA driver: M2P of
+// the W lists and P2L of the X lists (the compact set of the receiver
+// leaves that the P2P of the U lists runs over: setup.cu). The math is the shared
+// laplace_m2p_point / laplace_p2l_point of fmm/laplace/expansion.hpp, as on
+// the CPU (pipeline_impl.hpp: m2p, p2l_level); the lists are those of
+// lists/adaptive.hpp, uploaded by laplace_plan_setup.
+#pragma once
+
+#include "cuda/fmm/laplace/kernels.cuh"
+#include "lists/rows.hpp"
+
+namespace gpufmm {
+namespace fmm {
+namespace cuda {
+
+// M2P, block per receiver leaf (row r of the W list; blockDim 32 .. 128):
+// each W box's multipole is read into shared memory (p^2 values) and the
+// block's threads add its potential, gradient (and Hessian) at the leaf's
+// targets to the far-field outputs (after L2P, which wrote them). The box's
+// level follows from its index (soff); coordinates relative to its exact
+// centre, in double, rounded to T.
+template <class T>
+__global__ void __launch_bounds__(128)
+    k_m2p_bpb(int64_t nrows, const int32_t* __restrict__ leaves, const int64_t* __restrict__ w_off,
+              const int32_t* __restrict__ w, int p, tree::Cube cube, lists::LevelOffsets soff, int l_max, DevSet S,
+              DevSet R, const double* __restrict__ xyz, const T* __restrict__ M, T* fp, T* fg, T* fh,
+              const LaplaceWalkCoef<T>* __restrict__ walk) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  T* Ms = reinterpret_cast<T*>(smraw);
+  const int p2 = p * p;
+  for (int64_t r = blockIdx.x; r < nrows; r += gridDim.x) {
+    const int32_t b = leaves[r];
+    for (int64_t e = w_off[r]; e < w_off[r + 1]; ++e) {
+      const int32_t c = w[e];
+      __syncthreads();  // the previous box's targets are done with Ms
+      for (int k = threadIdx.x; k < p2; k += blockDim.x) Ms[k] = M[int64_t(c) * p2 + k];
+      __syncthreads();
+      const int lc = lists::level_of(soff, l_max, c);
+      const tree::LevelFrame f = tree::level_frame(cube, lc);
+      const T inv_h = T(1) / T(tree::box_size(cube, lc));
+      const uint64_t key = S.box_key[c];
+      for (int64_t i = R.point_begin[b] + threadIdx.x; i < R.point_end[b]; i += blockDim.x) {
+        T rel[3];
+        rel_point(xyz, i, f, key, rel);
+        laplace_m2p_point<T>(p, inv_h, rel, Ms, fp ? fp + i : nullptr, fg ? fg + 3 * i : nullptr,
+                             fh ? fh + 6 * i : nullptr, walk);
+      }
+    }
+  }
+}
+
+// P2L, warp per receiver box (rows r0 .. r0 + nr of the X list, all of one
+// level: frame f, box size h): lane l takes the sources l, l + 32, ... of
+// each X leaf, and the warp sums each coefficient over its lanes before lane
+// 0 adds it to L_F (laplace_p2l_point through WarpSumAdd, as the WpB P2M).
+// Lanes without a source walk a zero charge at a distant point (a zero
+// contribution). Marks has_local[F].
+template <class T>
+__global__ void k_p2l_wpb(int64_t r0, int64_t nr, const int32_t* __restrict__ x_box, const int64_t* __restrict__ x_off,
+                          const int32_t* __restrict__ x, int p, T h, tree::LevelFrame f, DevSet S, DevSet R,
+                          const double* __restrict__ xyz, const T* __restrict__ q, const T* __restrict__ d,
+                          T* __restrict__ L, uint8_t* __restrict__ has_local, const LaplaceWalkCoef<T>* __restrict__ walk) {
+  const int p2 = p * p;
+  const int lane = threadIdx.x & 31;
+  const T inv_h = T(1) / h;
+  for (int64_t t = gtid() / 32; t < nr; t += gstride() / 32) {
+    const int64_t row = r0 + t;
+    const int32_t fb = x_box[row];
+    T* LF = L + int64_t(fb) * p2;
+    const uint64_t key = R.box_key[fb];
+    for (int64_t e = x_off[row]; e < x_off[row + 1]; ++e) {
+      const int32_t a = x[e];
+      const int64_t i1 = S.point_end[a];
+      for (int64_t base = S.point_begin[a]; base < i1; base += 32) {
+        const int64_t i = base + lane;
+        T r[3] = {T(4) * h, T(0), T(0)};
+        T qi = T(0), di[3] = {T(0), T(0), T(0)};
+        if (i < i1) {
+          rel_point(xyz, i, f, key, r);
+          if (q) qi = q[i];
+          if (d) {
+            di[0] = d[3 * i];
+            di[1] = d[3 * i + 1];
+            di[2] = d[3 * i + 2];
+          }
+        }
+        laplace_p2l_point<T, WarpSumAdd>(p, inv_h, r, qi, d ? di : nullptr, LF, WarpSumAdd(), walk);
+        __syncwarp();
+      }
+    }
+    if (lane == 0) has_local[fb] = 1;
+  }
+}
+
+}  // namespace cuda
+}  // namespace fmm
+}  // namespace gpufmm

@@ -1,0 +1,63 @@
+// Shared by the adaptive Laplace FMM tests (issue 19) of both backends:
+// tests/cxx/test_laplace_adaptive.cpp and tests/cuda/test_cuda_laplace_adaptive.cpp.
+// A fresh seed per run (printed; GPUFMM_TEST_SEED=<seed> replays one), the
+// distributions, and one adaptive plan + evaluate through the internal API
+// (LaplaceOptions::adaptive_direct_max is not in the C API).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "common/hessian_check.hpp"
+#include "core/context.hpp"
+#include "fmm/laplace/plan.hpp"
+
+namespace gpufmm_test {
+
+inline uint64_t adaptive_seed() {
+  static const uint64_t seed = [] {
+    if (const char* e = std::getenv("GPUFMM_TEST_SEED")) return uint64_t(std::strtoull(e, nullptr, 10));
+    std::random_device rd;
+    const uint64_t s = (uint64_t(rd()) << 32) ^ rd();
+    std::printf("adaptive FMM tests: seed %llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+inline std::string adaptive_seed_note() {
+  return " [rerun with GPUFMM_TEST_SEED=" + std::to_string(adaptive_seed()) + "]";
+}
+
+constexpr Dist kAdaptiveDists[] = {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer, Dist::Clusters, Dist::Patch};
+
+// Plans p on c with an adaptive tree (s_max; direct_max: the options'
+// adaptive_direct_max, 0 sends every W and X box through M2P and P2L) and
+// evaluates it into out (nd densities; the Hessian when out has room).
+inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(gpufmm::Context& c, const NdProblem& p,
+                                                                   double eps, gpufmm_dtype_t precision, int s_max,
+                                                                   int64_t direct_max, NdOutputs& out) {
+  gpufmm::fmm::LaplaceOptions o;
+  o.eps = eps;
+  o.precision = precision;
+  o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
+  o.s_max = s_max;
+  o.adaptive_direct_max = direct_max;
+  auto plan = gpufmm::fmm::laplace_plan_create(c, o, p.ns, p.src.data(), p.nt, p.targets());
+  gpufmm::fmm::LaplaceEvalArgs a;
+  a.nd = p.nd;
+  a.nd_api = true;
+  a.charges = p.charges();
+  a.dipoles = p.dipoles();
+  a.pot = out.pot.data();
+  a.grad = out.grad.data();
+  a.hess = out.h();
+  gpufmm::fmm::laplace_evaluate(*plan, a);
+  return plan;
+}
+
+}  // namespace gpufmm_test

@@ -1,0 +1,104 @@
+// The adaptive Laplace FMM on the CUDA driver (issue 19, item 1) against
+// the CPU pipeline and the direct sum:
+//  * the GPU plan's lists equal the CPU plan's (the same tree, the same U,
+//    W, X rows), and its results equal the CPU's to rounding (double: 1e-11
+//    relative L2; float: 5e-6), for uniform, ellipsoid, Plummer, two-cluster
+//    and refined-patch points, sources = targets and distinct;
+//  * within eps of the double direct sum (eps 1e-3, 1e-6, 1e-9 double, 1e-3
+//    and 1e-5 float), with the default direct-sum shortcut of small W / X
+//    boxes and with every W / X box through M2P and P2L; charges, dipoles;
+//    the Hessian and nd = 2 (M2P's Hessian on the GPU).
+// Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/gpu_cpu_fixture.hpp"
+#include "common/hessian_check.hpp"
+#include "common/laplace_adaptive_check.hpp"
+#include "core/context.hpp"
+#include "fmm/laplace/plan.hpp"
+#include "gpufmm.h"
+
+namespace {
+
+using namespace gpufmm;
+using namespace gpufmm_test;
+
+
+class CudaLaplaceAdaptive : public GpuCpuContexts {};
+
+double rel(const std::vector<double>& a, const std::vector<double>& b) {
+  double e = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    e += (a[i] - b[i]) * (a[i] - b[i]);
+    n += b[i] * b[i];
+  }
+  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
+}
+
+TEST_F(CudaLaplaceAdaptive, EqualsCpuAndWithinEps) {
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (bool same : {true, false})
+      for (bool single : {false, true}) {
+        ++i;
+        const double eps = single ? 1e-5 : 1e-6;
+        const gpufmm_dtype_t prec = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+        const NdProblem p = make_nd_problem(d, 30000, same ? -1 : 20000, 1, i % 3, adaptive_seed() + i);
+        NdOutputs og(p, false), oc(p, false);
+        auto pg = adaptive_evaluate(*checked_context(gpu), p, eps, prec, 48, -1, og);
+        auto pc = adaptive_evaluate(*checked_context(cpu), p, eps, prec, 48, -1, oc);
+        const std::string what = std::string(dist_name(d)) + (same ? " same" : " distinct") +
+                                 (single ? " float" : " double") + adaptive_seed_note();
+        ASSERT_TRUE(pg->adaptive && !pg->cpu_pipeline()) << what;
+        EXPECT_EQ(pg->l_max, pc->l_max) << what;
+        EXPECT_EQ(pg->alists->u, pc->alists->u) << what;
+        EXPECT_EQ(pg->alists->w, pc->alists->w) << what;
+        EXPECT_EQ(pg->alists->x, pc->alists->x) << what;
+        const double tol = single ? 5e-6 : 1e-11;
+        EXPECT_LE(rel(og.pot, oc.pot), tol) << what;
+        EXPECT_LE(rel(og.grad, oc.grad), tol) << what;
+        const NdErrors e = nd_errors(cpu, p, og);
+        EXPECT_LE(e.pot, eps) << what;
+        EXPECT_LE(e.grad, eps) << what;
+      }
+}
+
+// Every W and X box through M2P and P2L; eps 1e-3 .. 1e-9; the Hessian and
+// two densities in every third case.
+TEST_F(CudaLaplaceAdaptive, ThroughM2PAndP2LWithinEps) {
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (double eps : {1e-3, 1e-6, 1e-9}) {
+      ++i;
+      const bool hess = i % 3 == 0;
+      const NdProblem p = make_nd_problem(d, 20000, i % 2 ? 12000 : -1, hess ? 2 : 1, i % 3, adaptive_seed() + 100 + i);
+      NdOutputs og(p, hess);
+      auto pg = adaptive_evaluate(*checked_context(gpu), p, eps, GPUFMM_FLOAT64, 24, 0, og);
+      const std::string what = std::string(dist_name(d)) + " eps " + std::to_string(eps) + adaptive_seed_note();
+      if (d != Dist::Uniform) EXPECT_GT(pg->alists->w.size() + pg->alists->x.size(), 0u) << what;
+      const NdErrors e = nd_errors(cpu, p, og);
+      EXPECT_LE(e.pot, eps) << what;
+      EXPECT_LE(e.grad, eps) << what;
+      if (hess) EXPECT_LE(e.hess, eps) << what;
+    }
+  for (Dist d : {Dist::Plummer, Dist::Clusters, Dist::Patch})
+    for (double eps : {1e-3, 1e-5}) {
+      const NdProblem p = make_nd_problem(d, 20000, -1, 1, kBoth, adaptive_seed() + 200 + int(d));
+      NdOutputs og(p, false);
+      adaptive_evaluate(*checked_context(gpu), p, eps, GPUFMM_FLOAT32, 24, 0, og);
+      const NdErrors e = nd_errors(cpu, p, og);
+      const std::string what = std::string(dist_name(d)) + " float eps " + std::to_string(eps) + adaptive_seed_note();
+      EXPECT_LE(e.pot, eps) << what;
+      EXPECT_LE(e.grad, eps) << what;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,207 @@
+// The adaptive Laplace FMM on the CPU backend (issue 19, item 1):
+//  * the lists: every (receiver leaf, source leaf) pair is covered exactly
+//    once by U, W, X and the same-level lists (V: standard M2L, or type 1
+//    and type 2 of the modified stencil, through the receiver's ancestors),
+//    counted pair by pair, for uniform, ellipsoid, Plummer, two-cluster and
+//    refined-patch points, sources = targets and distinct, both stencils;
+//  * accuracy: potential and gradient within eps of the double direct sum
+//    for eps 1e-3, 1e-6, 1e-9 (double) and 1e-3, 1e-5 (float), every
+//    distribution, charges / dipoles / both, sources = targets and distinct;
+//    the Hessian and nd = 2 densities through the adaptive lists;
+//  * the options: tree = ADAPTIVE with l_max set, an unknown tree kind.
+// Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/hessian_check.hpp"
+#include "common/laplace_adaptive_check.hpp"
+#include "core/context.hpp"
+#include "fmm/laplace/plan.hpp"
+#include "gpufmm.h"
+
+namespace {
+
+using namespace gpufmm;
+using namespace gpufmm_test;
+
+
+// ------------------------------------------------------------------ lists
+
+// Adds 1 to count[a] for every source leaf a under source box b.
+void add_leaves(const tree::PointSet& S, int32_t b, std::vector<int>& count) {
+  if (S.leaf[b]) {
+    ++count[size_t(b)];
+    return;
+  }
+  for (int32_t c = S.child_offset[b]; c < S.child_offset[b + 1]; ++c) add_leaves(S, c, count);
+}
+
+void check_cover(Dist dist, bool same, bool modified, uint64_t seed) {
+  const int64_t ns = 2500, nt = same ? 0 : 1800;
+  const auto src = make_points(dist, ns, seed);
+  const auto trg = same ? std::vector<double>() : make_points(dist, nt, seed ^ 0x77u);
+  Context ctx;
+  fmm::LaplaceOptions o;
+  o.eps = 1e-3;
+  o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
+  o.s_max = 6;
+  o.stencil = modified ? GPUFMM_STENCIL_MODIFIED : GPUFMM_STENCIL_STANDARD;
+  auto plan = fmm::laplace_plan_create(ctx, o, ns, src.data(), nt, same ? nullptr : trg.data());
+  ASSERT_TRUE(plan->adaptive);
+  const tree::PointSet& S = plan->tree->src;
+  const tree::PointSet& R = plan->tree->receivers();
+  const lists::AdaptiveLists& A = *plan->alists;
+  const std::string what = std::string(dist_name(dist)) + (same ? " same" : " distinct") +
+                           (modified ? " modified" : " standard") + adaptive_seed_note();
+  ASSERT_GE(plan->l_max, 4) << what;  // deep enough to have leaves at several levels
+  int64_t w_entries = int64_t(A.w.size()), x_entries = int64_t(A.x.size());
+  int64_t checked = 0;
+  for (size_t r = 0; r < A.leaves.size(); ++r) {
+    const int32_t b = A.leaves[r];
+    std::vector<int> count(size_t(S.nboxes), 0);
+    for (int64_t e = A.u_off[r]; e < A.u_off[r + 1]; ++e) add_leaves(S, A.u[size_t(e)], count);
+    for (int64_t e = A.w_off[r]; e < A.w_off[r + 1]; ++e) add_leaves(S, A.w[size_t(e)], count);
+    // The receiver and its ancestors: their X rows and same-level rows.
+    for (int32_t a = b; a >= 0; a = R.parent[a]) {
+      const auto it = std::lower_bound(A.x_box.begin(), A.x_box.end(), a);
+      if (it != A.x_box.end() && *it == a) {
+        const size_t xr = size_t(it - A.x_box.begin());
+        for (int64_t e = A.x_off[xr]; e < A.x_off[xr + 1]; ++e) add_leaves(S, A.x[size_t(e)], count);
+      }
+      for (int k : {lists::kM2L, lists::kType1, lists::kType2}) {
+        const lists::List& li = plan->lists->list[k];
+        if (!li.built) continue;
+        for (int64_t e = li.offsets[a]; e < li.offsets[a + 1]; ++e) add_leaves(S, li.index[e], count);
+      }
+    }
+    for (int64_t s = 0; s < S.nboxes; ++s) {
+      if (!S.leaf[s]) {
+        ASSERT_EQ(count[size_t(s)], 0);
+        continue;
+      }
+      ASSERT_EQ(count[size_t(s)], 1) << "receiver leaf " << b << ", source leaf " << s << ": " << what;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 10000) << what;
+  // The walks produce W and X entries on these trees (beyond p^2 points).
+  if (dist == Dist::Plummer || dist == Dist::Clusters) EXPECT_GT(w_entries + x_entries, 0) << what;
+}
+
+TEST(LaplaceAdaptiveLists, EveryPairOnce) {
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (bool same : {true, false})
+      for (bool modified : {true, false}) check_cover(d, same, modified, adaptive_seed() + 10 * ++i);
+}
+
+// ------------------------------------------------------------------ accuracy
+
+struct CpuContext {
+  gpufmm_context_t ctx = nullptr;
+  CpuContext() { EXPECT_EQ(gpufmm_context_create(GPUFMM_DEVICE_CPU, &ctx), GPUFMM_SUCCESS); }
+  ~CpuContext() { gpufmm_context_destroy(ctx); }
+};
+
+// Errors of one adaptive evaluate against the direct sum (nd_errors);
+// direct_max: LaplaceOptions::adaptive_direct_max (0: every W and X box
+// through M2P and P2L). info: the plan's sizes.
+struct Sizes {
+  int l_max = 0;
+  int64_t w = 0, x = 0;
+};
+
+NdErrors adaptive_errors(gpufmm_context_t ref, const NdProblem& p, double eps, gpufmm_dtype_t precision, int s_max,
+                         bool hess, int64_t direct_max = -1, Sizes* sizes = nullptr) {
+  Context ctx;
+  NdOutputs out(p, hess);
+  auto plan = adaptive_evaluate(ctx, p, eps, precision, s_max, direct_max, out);
+  if (sizes) {
+    sizes->l_max = plan->l_max;
+    sizes->w = int64_t(plan->alists->w.size());
+    sizes->x = int64_t(plan->alists->x.size());
+  }
+  return nd_errors(ref, p, out);
+}
+
+TEST(LaplaceAdaptiveFmm, DoubleWithinEps) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (double eps : {1e-3, 1e-6, 1e-9}) {
+      ++i;
+      const int kind = i % 3;
+      const bool same = i % 2 == 0;
+      const NdProblem p = make_nd_problem(d, 8000, same ? -1 : 5000, 1, kind, adaptive_seed() + 100 + i);
+      Sizes z;
+      const NdErrors e = adaptive_errors(c.ctx, p, eps, GPUFMM_FLOAT64, 40, false, -1, &z);
+      const std::string what = std::string(dist_name(d)) + " eps " + std::to_string(eps) + " " +
+                               source_kind_name(kind) + (same ? " same" : " distinct") + adaptive_seed_note();
+      ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
+      EXPECT_GE(z.l_max, 3) << what;
+      EXPECT_LE(e.pot, eps) << what;
+      EXPECT_LE(e.grad, eps) << what;
+    }
+}
+
+TEST(LaplaceAdaptiveFmm, FloatWithinEps) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (double eps : {1e-3, 1e-5}) {
+      ++i;
+      const NdProblem p = make_nd_problem(d, 6000, i % 2 ? 4000 : -1, 1, i % 3, adaptive_seed() + 200 + i);
+      const NdErrors e = adaptive_errors(c.ctx, p, eps, GPUFMM_FLOAT32, 40, false, i % 2 ? 0 : -1);
+      const std::string what = std::string(dist_name(d)) + " float eps " + std::to_string(eps) + adaptive_seed_note();
+      ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
+      EXPECT_LE(e.pot, eps) << what;
+      EXPECT_LE(e.grad, eps) << what;
+    }
+}
+
+// Every W and X box through M2P and P2L (none summed directly): within eps,
+// the Hessian (M2P's) and two densities included.
+TEST(LaplaceAdaptiveFmm, ThroughM2PAndP2L) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (double eps : {1e-3, 1e-6, 1e-9}) {
+      ++i;
+      const bool hess = i % 3 == 0;
+      const NdProblem p = make_nd_problem(d, 6000, i % 2 ? 3000 : -1, hess ? 2 : 1, i % 3, adaptive_seed() + 300 + i);
+      Sizes z;
+      const NdErrors e = adaptive_errors(c.ctx, p, eps, GPUFMM_FLOAT64, 20, hess, 0, &z);
+      const std::string what = std::string(dist_name(d)) + " eps " + std::to_string(eps) + adaptive_seed_note();
+      ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
+      if (d != Dist::Uniform) EXPECT_GT(z.w, 0) << what;
+      if (d != Dist::Uniform) EXPECT_GT(z.x, 0) << what;
+      EXPECT_LE(e.pot, eps) << what;
+      EXPECT_LE(e.grad, eps) << what;
+      if (hess) EXPECT_LE(e.hess, eps) << what;
+    }
+}
+
+TEST(LaplaceAdaptiveFmm, BadOptions) {
+  CpuContext c;
+  const auto x = make_points(Dist::Uniform, 100, 1);
+  gpufmm_laplace_options_t o;
+  gpufmm_laplace_options_init(&o);
+  EXPECT_EQ(o.tree, GPUFMM_LAPLACE_TREE_AUTO);
+  gpufmm_laplace_plan_t plan = nullptr;
+  o.tree = 7;
+  EXPECT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 100, x.data(), 0, nullptr, &plan), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("'tree'"), std::string::npos);
+  o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
+  o.l_max = 3;
+  EXPECT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 100, x.data(), 0, nullptr, &plan), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("'l_max'"), std::string::npos);
+  EXPECT_EQ(plan, nullptr);
+}
+
+}  // namespace
