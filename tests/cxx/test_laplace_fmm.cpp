@@ -900,6 +900,7 @@ TEST(LaplaceFmmCostModel, CountsMatchTheTreeAndChoiceIsTheMinimum) {
         fmm::LaplaceOptions o;
         o.eps = 1e-3;
         o.stencil = stencil;
+        o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;  // the cost model's depth scan (AUTO may take an adaptive tree)
         auto plan = fmm::laplace_plan_create(ctx, o, p.ns, p.src.data(), p.nt, p.targets());
         const auto& d = plan->depth;
         ASSERT_GT(d.cost.size(), size_t(plan->l_max));
@@ -941,6 +942,7 @@ TEST(LaplaceFmmCostModel, EveryScannedDepthMatchesItsTree) {
     fmm::LaplaceOptions o;
     o.eps = 1e-3;
     o.stencil = c.stencil;
+    o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;  // the cost model's depth scan (AUTO may take an adaptive tree)
     auto plan = fmm::laplace_plan_create(ctx, o, p.ns, p.src.data(), p.nt, p.targets());
     const fmm::LaplaceDepthChoice d = plan->depth;
     ASSERT_GE(d.cost.size(), size_t(4)) << what;

@@ -143,8 +143,8 @@ int run_fmm(const std::vector<std::string>& args) {
   // formed, and the plan's p is unused.
   const std::string p_text = info.l_max >= 2 ? std::to_string(info.p)
                                              : "- (depth " + std::to_string(info.l_max) + ": direct sum only)";
-  std::printf("p = %s, %s tree, l_max = %d, boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
-              p_text.c_str(), info.adaptive ? "adaptive" : "uniform", info.l_max, static_cast<long long>(info.source_boxes),
+  std::printf("p = %s, l_max = %d (%s tree), boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
+              p_text.c_str(), info.l_max, info.adaptive ? "adaptive" : "uniform", static_cast<long long>(info.source_boxes),
               static_cast<long long>(info.target_boxes), static_cast<long long>(info.m2l_translations),
               static_cast<long long>(info.p2p_pairs));
   std::printf("plan: %.4f s\n\n", info.plan_seconds);
