@@ -10,9 +10,7 @@
 namespace gpufmm {
 namespace lists {
 
-int BoxView::level(int64_t b) const {
-  return int(std::upper_bound(level_offset.begin(), level_offset.end(), b) - level_offset.begin()) - 1;
-}
+int BoxView::level(int64_t b) const { return tree::level_of_box(level_offset, b); }
 
 int32_t BoxView::find(int l, int32_t x, int32_t y, int32_t z) const {
   if (l > l_max) return -1;

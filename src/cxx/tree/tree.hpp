@@ -43,6 +43,12 @@ void validate_options(const Options& o);
 // One point set (sources or receivers): points in Morton order and the boxes
 // of every level, level-major (boxes of level l are [level_offset[l],
 // level_offset[l+1]) and sorted by key within the level).
+// The level of global box b of a set whose level-l boxes are
+// [level_offset[l], level_offset[l + 1]).
+inline int level_of_box(const std::vector<int64_t>& level_offset, int64_t b) {
+  return int(std::upper_bound(level_offset.begin(), level_offset.end(), b) - level_offset.begin()) - 1;
+}
+
 struct PointSet {
   int64_t n = 0;                    // points
   uint64_t* keys = nullptr;         // [n] 63-bit keys, ascending

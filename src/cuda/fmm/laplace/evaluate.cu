@@ -316,27 +316,19 @@ struct Eval {
     check_launch("laplace P2L kernel");
   }
 
-  // Adaptive plans: L2P at the receiver leaves of every level (BpB), then
-  // M2P of the W rows into the same far-field outputs.
+  // Adaptive plans: L2P at the receiver leaves of every level (BpB, or TpB
+  // when gpu_l2p says so; TpT has no per-level frame), then M2P of the W
+  // rows into the same far-field outputs.
   void l2p_m2p_adaptive(const T* M, T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
     const GpuData::Adaptive& a = G.ad;
-    const int64_t nt = P.ntrg;
-    const size_t smem = size_t(p2) * sizeof(T);
-    set_smem(k_l2p_bpb<T>, smem);
-    set_smem(k_m2p_bpb<T>, smem);
+    const int64_t per_leaf = (P.ntrg + a.nleaves - 1) / std::max<int64_t>(a.nleaves, 1);
     for (int l = 0; l <= L; ++l) {
       const int64_t k0 = a.leaf_level[size_t(l)], nb = a.leaf_level[size_t(l) + 1] - k0;
-      if (nb <= 0) continue;
-      DevSet Rd = dev_set(R);
-      Rd.leaf = tree::level_frame(tr.cube, l);
-      const int64_t per_leaf = (nt + a.nleaves - 1) / std::max<int64_t>(a.nleaves, 1);
-      const int threads = per_leaf > 64 ? 128 : per_leaf > 32 ? 64 : 32;
-      const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
-      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(0, nb, a.leaves + k0, p, T(tree::box_size(tr.cube, l)), Rd, G.txyz,
-                                                  Lx, hl, fp, fg, fh, tab.walk);
-      check_launch("laplace L2P kernel");
+      l2p_leaves(l, 0, nb, a.leaves + k0, per_leaf, Lx, hl, fp, fg, fh);
     }
     if (a.nleaves > 0 && a.nw > 0) {
+      const size_t smem = size_t(p2) * sizeof(T);
+      set_smem(k_m2p_bpb<T>, smem);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(a.nleaves, 1 << 30)));
       k_m2p_bpb<T><<<blocks, 64, smem, s0>>>(a.nleaves, a.leaves, a.w_off, a.w, p, tr.cube, a.soff, L, dev_set(S),
                                              dev_set(R), G.txyz, M, fp, fg, fh, tab.walk);
@@ -375,22 +367,34 @@ struct Eval {
   void l2p(T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
     const int64_t nt = P.ntrg;
     const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
-    const T h = T(tree::box_size(tr.cube, L));
-    if (G.k.l2p == GPUFMM_STRATEGY_BPB) {
-      // bpb: one block per leaf, 32 .. 128 threads by the mean targets per leaf.
-      const int64_t per_leaf = nb > 0 ? (nt + nb - 1) / nb : 1;
+    if (G.k.l2p == GPUFMM_STRATEGY_TPT) {
+      k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, T(tree::box_size(tr.cube, L)), dev_set(tr, R),
+                                                           G.leaf_of, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      check_launch("laplace L2P kernel");
+    } else {
+      l2p_leaves(L, b0, nb, nullptr, nb > 0 ? (nt + nb - 1) / nb : 1, Lx, hl, fp, fg, fh);
+    }
+  }
+
+  // L2P at nb leaves of level l (b0 + t, or boxes[t]), per_leaf targets
+  // on average: BpB (one block per leaf, 32 .. 128 threads by per_leaf) or
+  // TpB (gpu_l2p = TPB).
+  void l2p_leaves(int l, int64_t b0, int64_t nb, const int32_t* boxes, int64_t per_leaf, T* Lx, uint8_t* hl, T* fp,
+                  T* fg, T* fh) {
+    if (nb <= 0) return;
+    const T h = T(tree::box_size(tr.cube, l));
+    DevSet Rd = dev_set(R);
+    Rd.leaf = tree::level_frame(tr.cube, l);
+    if (G.k.l2p == GPUFMM_STRATEGY_TPB) {
+      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, boxes, p, h, Rd, G.txyz, Lx, hl, fp, fg, fh,
+                                                        tab.walk);
+    } else {
       const int threads = per_leaf > 64 ? 128 : per_leaf > 32 ? 64 : 32;
       const size_t smem = size_t(p2) * sizeof(T);
       set_smem(k_l2p_bpb<T>, smem);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
-      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, nullptr, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp, fg, fh,
-                                                  tab.walk);
-    } else if (G.k.l2p == GPUFMM_STRATEGY_TPT)
-      k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, h, dev_set(tr, R), G.leaf_of, G.txyz, Lx, hl,
-                                                           fp, fg, fh, tab.walk);
-    else
-      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, nullptr, p, h, dev_set(tr, R), G.txyz, Lx, hl, fp,
-                                                        fg, fh, tab.walk);
+      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, boxes, p, h, Rd, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+    }
     check_launch("laplace L2P kernel");
   }
 

@@ -256,9 +256,7 @@ void far_schedule(LaplacePlan& P) {
     return below;
   };
   const std::vector<uint8_t> src_below = below_of(S, src_ref), recv_below = below_of(R, recv);
-  auto level_of = [](const tree::PointSet& X, int64_t b) {
-    return int(std::upper_bound(X.level_offset.begin(), X.level_offset.end(), b) - X.level_offset.begin()) - 1;
-  };
+  auto level_of = [](const tree::PointSet& X, int64_t b) { return tree::level_of_box(X.level_offset, b); };
   // Multipoles, top down from level 2.
   f.m.assign(size_t(S.nboxes), LaplaceFarSchedule::kNone);
   for (int64_t b = S.level_offset[2]; b < S.nboxes; ++b) {

@@ -161,9 +161,6 @@ struct Pipeline {
         L(plan.l_max), p(plan.p), p2(int64_t(plan.p) * plan.p) {}
 
   double box_size(int level) const { return tree::box_size(tr.cube, level); }
-  static int level_of(const tree::PointSet& X, int64_t b) {
-    return int(std::upper_bound(X.level_offset.begin(), X.level_offset.end(), b) - X.level_offset.begin()) - 1;
-  }
 
   // Adaptive plans (issue 19): P2L of the X rows of level l into their
   // receivers' locals (after the level's L2L and M2L).
@@ -209,7 +206,7 @@ struct Pipeline {
         const int64_t tb = R.point_begin[b], te = R.point_end[b];
         for (int64_t e = A.w_off[size_t(r)]; e < A.w_off[size_t(r) + 1]; ++e) {
           const int32_t c = A.w[size_t(e)];
-          const int lc = level_of(S, c);
+          const int lc = tree::level_of_box(S.level_offset, c);
           relative(txyz, tb, te, tree::level_frame(tr.cube, lc), S.box_key[c], rel.data());
           m2p_box<T>(p, T(box_size(lc)), W.M.data() + int64_t(c) * p2, int(te - tb), rel.data(),
                      pot_ ? pot_ + tb : nullptr, grad_ ? grad_ + 3 * tb : nullptr, hess_ ? hess_ + 6 * tb : nullptr);
