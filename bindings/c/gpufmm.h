@@ -446,7 +446,9 @@ typedef struct gpufmm_laplace_plan_s* gpufmm_laplace_plan_t;
 
 typedef struct gpufmm_laplace_options_s {
   double eps;          /* requested relative L2 error of potential and gradient
-                          (eq. 36), 0 < eps < 1; default 1e-6                  */
+                          (eq. 36), 0 < eps < 1; default 1e-6; with
+                          GPUFMM_FLOAT32 at least 1e-5 (GPUFMM_ERROR_ACCURACY
+                          below: single precision does not reach it)         */
   int precision;       /* GPUFMM_FLOAT64 (default) or GPUFMM_FLOAT32: the
                           arithmetic of evaluate; host inputs and outputs of
                           gpufmm_laplace_evaluate are double either way        */

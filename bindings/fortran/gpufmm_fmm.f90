@@ -56,7 +56,7 @@ module gpufmm_fmm
   !> library's defaults; gpufmm_laplace_options_init sets them from the
   !> library.
   type, bind(c), public :: gpufmm_laplace_options
-     real(c_double) :: eps = 1.0e-6_c_double   !< requested relative L2 error, 0 < eps < 1
+     real(c_double) :: eps = 1.0e-6_c_double   !< requested relative L2 error, 0 < eps < 1 (>= 1e-5 with GPUFMM_FLOAT32)
      integer(c_int) :: precision = GPUFMM_FLOAT64  !< arithmetic: GPUFMM_FLOAT64 or GPUFMM_FLOAT32
      integer(c_int) :: p = 0                   !< 0: from eps; else force 1..GPUFMM_LAPLACE_MAX_P
      integer(c_int) :: l_max = -1              !< -1: cost model; else the octree depth

@@ -8,7 +8,8 @@
 //    for eps 1e-3, 1e-6, 1e-9 (double) and 1e-3, 1e-5 (float), every
 //    distribution, charges / dipoles / both, sources = targets and distinct;
 //    the Hessian and nd = 2 densities through the adaptive lists;
-//  * the options: tree = ADAPTIVE with l_max set, an unknown tree kind.
+//  * the options: tree = ADAPTIVE with l_max set, an unknown tree kind;
+//    single precision with eps below 1e-5 (item 3: GPUFMM_ERROR_ACCURACY).
 // Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
 #include <gtest/gtest.h>
 
@@ -202,6 +203,21 @@ TEST(LaplaceAdaptiveFmm, BadOptions) {
   EXPECT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 100, x.data(), 0, nullptr, &plan), GPUFMM_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(gpufmm_last_error_message()).find("'l_max'"), std::string::npos);
   EXPECT_EQ(plan, nullptr);
+  // Item 3: single precision refuses eps below what it reaches (1e-5), with
+  // its own status; eps 1e-5 and a forced p are accepted.
+  gpufmm_laplace_options_init(&o);
+  o.precision = GPUFMM_FLOAT32;
+  o.eps = 1e-6;
+  EXPECT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 100, x.data(), 0, nullptr, &plan), GPUFMM_ERROR_ACCURACY);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("single precision"), std::string::npos);
+  EXPECT_EQ(plan, nullptr);
+  o.eps = 1e-5;
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 100, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  gpufmm_laplace_plan_destroy(plan);
+  o.eps = 1e-6;
+  o.p = 16;
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 100, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  gpufmm_laplace_plan_destroy(plan);
 }
 
 }  // namespace

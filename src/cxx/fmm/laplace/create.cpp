@@ -426,6 +426,12 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   P.same_sets = targets == nullptr;
   P.nsrc = nsrc;
   P.ntrg = P.same_sets ? nsrc : ntrg;
+  // Issue 19, item 3: single precision promises no eps below what it was
+  // measured to reach (kLaplaceMinEpsFloat); a forced p is the caller's.
+  require(!P.single() || opt.p > 0 || opt.eps >= kLaplaceMinEpsFloat, GPUFMM_ERROR_ACCURACY,
+          "options field 'eps' = ", opt.eps, " is below what single precision reaches (", kLaplaceMinEpsFloat,
+          ": at eps = 1e-6 float gives gradient errors of 1.2e-6 on uniform points and 1.5e-5 on an ellipsoid "
+          "surface); use precision GPUFMM_FLOAT64, or eps >= ", kLaplaceMinEpsFloat);
   P.p = opt.p > 0 ? opt.p : laplace_p_from_eps(opt.eps, P.single());
   // When p had to be capped (eps beyond what the error model certifies at
   // kMaxP in double / kLaplaceMaxPFloat in float), the reduced truncation

@@ -67,6 +67,11 @@ constexpr double kLaplaceEtaStar = tree::kEtaStar;
 constexpr double kLaplaceReducedBudget = 189.0;
 // Float: no accuracy gain beyond this truncation number (roundoff floor).
 constexpr int kLaplaceMaxPFloat = 16;
+// Float: the smallest eps a single-precision plan accepts (issue 19, item
+// 3). Measured: eps 1e-5 is met on uniform, ellipsoid, Plummer, two-cluster
+// and refined-patch points (docs/laplace_fmm.md sec. 3); at 1e-6 float
+// misses it (gradients 1.2e-6 uniform, 1.5e-5 on the ellipsoid).
+constexpr double kLaplaceMinEpsFloat = 1e-5;
 
 // eq. (20): eta for source / target balls of radii r_src, r_dst whose
 // centres are dist apart (dist > r_src + r_dst).
