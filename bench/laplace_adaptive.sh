@@ -22,7 +22,7 @@ run() {  # dist tree smax
   out=$("$cli" fmm --n "$n" --eps "$eps" --dist "$1" --grad --tree "$2" --smax "$3" --check 200 "${extra[@]}" 2>&1)
   local p=$(sed -n 's/^p = \([0-9-]*\),.*/\1/p' <<<"$out")
   local kind=$(sed -n 's/^p = .*(\([a-z]*\) tree).*/\1/p' <<<"$out")
-  local lmax=$(sed -n 's/.*l_max = \([0-9]*\),.*/\1/p' <<<"$out")
+  local lmax=$(sed -n 's/.*l_max = \([0-9]*\).*/\1/p' <<<"$out")
   local plan=$(sed -n 's/^plan: \([0-9.e+-]*\) s/\1/p' <<<"$out")
   local st=$(awk '/^seconds/ {print $2","$3","$4","$5","$6","$7}' <<<"$out")
   local ep=$(sed -n 's/.*pot \([0-9.e+-]*\).*/\1/p' <<<"$out")

@@ -49,23 +49,28 @@ __global__ void __launch_bounds__(128)
   }
 }
 
-// P2L, warp per receiver box (rows r0 .. r0 + nr of the X list, all of one
-// level: frame f, box size h): lane l takes the sources l, l + 32, ... of
-// each X leaf, and the warp sums each coefficient over its lanes before lane
-// 0 adds it to L_F (laplace_p2l_point through WarpSumAdd, as the WpB P2M).
-// Lanes without a source walk a zero charge at a distant point (a zero
-// contribution). Marks has_local[F].
+// P2L, warp per receiver box (the rows of the X list, of any level: each
+// row's box size and frame follow from its level, roff): lane l takes the
+// sources l, l + 32, ... of each X leaf, and the warp sums each coefficient
+// over its lanes before lane 0 adds it to L_F (laplace_p2l_point through
+// WarpSumAdd, as the WpB P2M). Lanes without a source walk a zero charge at
+// a distant point (a zero contribution). Marks has_local[F]. Every level at
+// once: the L2L kernels add the parent's local to the child's, so the X
+// rows may be added before the downward pass.
 template <class T>
-__global__ void k_p2l_wpb(int64_t r0, int64_t nr, const int32_t* __restrict__ x_box, const int64_t* __restrict__ x_off,
-                          const int32_t* __restrict__ x, int p, T h, tree::LevelFrame f, DevSet S, DevSet R,
-                          const double* __restrict__ xyz, const T* __restrict__ q, const T* __restrict__ d,
-                          T* __restrict__ L, uint8_t* __restrict__ has_local, const LaplaceWalkCoef<T>* __restrict__ walk) {
+__global__ void k_p2l_wpb(int64_t nr, const int32_t* __restrict__ x_box, const int64_t* __restrict__ x_off,
+                          const int32_t* __restrict__ x, int p, tree::Cube cube, lists::LevelOffsets roff, int l_max,
+                          DevSet S, DevSet R, const double* __restrict__ xyz, const T* __restrict__ q,
+                          const T* __restrict__ d, T* __restrict__ L, uint8_t* __restrict__ has_local,
+                          const LaplaceWalkCoef<T>* __restrict__ walk) {
   const int p2 = p * p;
   const int lane = threadIdx.x & 31;
-  const T inv_h = T(1) / h;
-  for (int64_t t = gtid() / 32; t < nr; t += gstride() / 32) {
-    const int64_t row = r0 + t;
+  for (int64_t row = gtid() / 32; row < nr; row += gstride() / 32) {
     const int32_t fb = x_box[row];
+    const int lf = lists::level_of(roff, l_max, fb);
+    const tree::LevelFrame f = tree::level_frame(cube, lf);
+    const T h = T(tree::box_size(cube, lf));
+    const T inv_h = T(1) / h;
     T* LF = L + int64_t(fb) * p2;
     const uint64_t key = R.box_key[fb];
     for (int64_t e = x_off[row]; e < x_off[row + 1]; ++e) {

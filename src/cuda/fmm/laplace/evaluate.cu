@@ -233,11 +233,13 @@ struct Eval {
 
   // P2M: the multipoles of the source leaves (level L; an adaptive plan's
   // leaves of level l: the boxes boxes[0 .. nb)).
-  void p2m(T* q, T* d, T* M) { p2m_boxes(q, d, M, L, S.level_offset[L], S.level_offset[L + 1] - S.level_offset[L], nullptr); }
+  void p2m(T* q, T* d, T* M) {
+    p2m_boxes(q, d, M, L, S.level_offset[L], S.level_offset[L + 1] - S.level_offset[L], nullptr, P.nsrc);
+  }
 
-  void p2m_boxes(T* q, T* d, T* M, int l, int64_t b0, int64_t nb, const int32_t* boxes) {
+  // P2M into nb leaves of level l holding ns sources in all.
+  void p2m_boxes(T* q, T* d, T* M, int l, int64_t b0, int64_t nb, const int32_t* boxes, int64_t ns) {
     if (nb <= 0) return;
-    const int64_t ns = P.nsrc;
     const T h = T(tree::box_size(tr.cube, l));
     DevSet Sd = dev_set(S);
     Sd.leaf = tree::level_frame(tr.cube, l);
@@ -300,19 +302,19 @@ struct Eval {
     for (int l = L; l >= 2; --l) {
       if (l < L) m2m_level(l, M);
       const int64_t k0 = a.src_level[size_t(l)], k1 = a.src_level[size_t(l) + 1];
-      p2m_boxes(q, d, M, l, 0, k1 - k0, a.src_leaves + k0);
+      p2m_boxes(q, d, M, l, 0, k1 - k0, a.src_leaves + k0, a.src_level_points[size_t(l)]);
     }
   }
 
-  // Adaptive plans: P2L of the X rows of level l (after its L2L and M2L).
-  void p2l_level(int l, T* q, T* d, T* Lx, uint8_t* hl) {
+  // Adaptive plans: P2L of the X rows of every level in one launch, into
+  // the zeroed locals before the downward pass (L2L adds the parent's local
+  // to the child's, whatever came first).
+  void p2l(T* q, T* d, T* Lx, uint8_t* hl) {
     const GpuData::Adaptive& a = G.ad;
-    const int64_t r0 = a.x_level[size_t(l)], nr = a.x_level[size_t(l) + 1] - r0;
-    if (nr <= 0) return;
-    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((nr * 32 + 127) / 128, 1 << 30)));
-    k_p2l_wpb<T><<<blocks, 128, 0, s0>>>(r0, nr, a.x_box, a.x_off, a.x, p, T(tree::box_size(tr.cube, l)),
-                                         tree::level_frame(tr.cube, l), dev_set(S), dev_set(R), G.sxyz, q, d, Lx,
-                                         hl, tab.walk);
+    if (a.nx <= 0) return;
+    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((a.nx * 32 + 127) / 128, 1 << 30)));
+    k_p2l_wpb<T><<<blocks, 128, 0, s0>>>(a.nx, a.x_box, a.x_off, a.x, p, tr.cube, a.roff, L, dev_set(S), dev_set(R),
+                                         G.sxyz, q, d, Lx, hl, tab.walk);
     check_launch("laplace P2L kernel");
   }
 
@@ -486,15 +488,15 @@ struct Eval {
         m2m(M);
       }
       mark(3, s0, capturing);
-      // Downward: L = 0, has_local = 0; then per level L2L, M2L (and an
-      // adaptive plan's P2L).
+      // Downward: L = 0, has_local = 0 (an adaptive plan's P2L); then per
+      // level L2L, M2L.
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
       GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
+      if (P.adaptive) p2l(q, d, Lx, hl);
       if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
       for (int l = P.modified ? 1 : 2; l <= L; ++l) {
         l2l(l, Lx, hl);
         m2l(l, M, Lx, hl);
-        if (P.adaptive) p2l_level(l, q, d, Lx, hl);
       }
       mark(4, s0, capturing);
       if (P.adaptive)

@@ -101,15 +101,16 @@ struct GpuData {
   int64_t scratch_threads = 0;
   // Adaptive plans (issue 19): the receiver leaves (rows of U and W) as a
   // compact set, the lists (lists/adaptive.hpp), and per level the ranges of
-  // the receiver leaves, the source leaves and the X rows ([l_max + 2]).
+  // the receiver leaves and the source leaves ([l_max + 2]).
   struct Adaptive {
-    int64_t nleaves = 0, nw = 0;  // receiver leaves, W entries
+    int64_t nleaves = 0, nw = 0, nx = 0;  // receiver leaves, W entries, X rows
     int32_t *leaves = nullptr, *src_leaves = nullptr;
     DevSet rleaf;  // row r: leaf leaves[r] (point ranges, centres, keys)
     int64_t *u_off = nullptr, *w_off = nullptr, *x_off = nullptr;
     int32_t *u = nullptr, *w = nullptr, *x_box = nullptr, *x = nullptr;
-    std::vector<int64_t> leaf_level, src_level, x_level;
-    lists::LevelOffsets soff{};
+    std::vector<int64_t> leaf_level, src_level;
+    std::vector<int64_t> src_level_points;  // [l_max + 1] points in the source leaves of each level
+    lists::LevelOffsets soff{}, roff{};  // level offsets of the sources, receivers
   } ad;
 
   void* alloc(size_t b, const char* what) {

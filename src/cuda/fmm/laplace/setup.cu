@@ -91,6 +91,7 @@ void adaptive_setup(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   GpuData::Adaptive& a = G.ad;
   a.nleaves = int64_t(A.leaves.size());
   a.nw = int64_t(A.w.size());
+  a.nx = int64_t(A.x_box.size());
   a.leaves = upload(G, A.leaves, "laplace adaptive leaves", s0);
   a.u_off = upload(G, A.u_off, "laplace U list", s0);
   a.u = upload(G, A.u, "laplace U list", s0);
@@ -109,17 +110,28 @@ void adaptive_setup(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
     return r;
   };
   a.leaf_level = ranges(A.leaves, R);
-  a.x_level = ranges(A.x_box, R);
-  std::vector<int32_t> sl;  // source leaves, level-major (host flags)
+  std::vector<int32_t> sl;  // source leaves, level-major, and their points per level
+  a.src_level_points.assign(size_t(L) + 1, 0);
   {
     std::vector<uint8_t> leaf(size_t(S.nboxes));
-    if (S.nboxes > 0) backend_download(P.ctx, leaf.data(), S.leaf, leaf.size(), false);
+    std::vector<int32_t> beg(size_t(S.nboxes)), end(size_t(S.nboxes));
+    if (S.nboxes > 0) {
+      backend_download(P.ctx, leaf.data(), S.leaf, leaf.size(), false);
+      backend_download(P.ctx, beg.data(), S.point_begin, sizeof(int32_t) * beg.size(), false);
+      backend_download(P.ctx, end.data(), S.point_end, sizeof(int32_t) * end.size(), false);
+    }
     for (int64_t b = 0; b < S.nboxes; ++b)
-      if (leaf[size_t(b)]) sl.push_back(int32_t(b));
+      if (leaf[size_t(b)]) {
+        sl.push_back(int32_t(b));
+        a.src_level_points[size_t(tree::level_of_box(S.level_offset, b))] += end[size_t(b)] - beg[size_t(b)];
+      }
   }
   a.src_leaves = upload(G, sl, "laplace adaptive leaves", s0);
   a.src_level = ranges(sl, S);
-  for (int l = 0; l <= L + 1 && l < tree::kMaxLevel + 2; ++l) a.soff.v[l] = S.level_offset[size_t(l)];
+  for (int l = 0; l <= L + 1 && l < tree::kMaxLevel + 2; ++l) {
+    a.soff.v[l] = S.level_offset[size_t(l)];
+    a.roff.v[l] = R.level_offset[size_t(l)];
+  }
   // The receiver leaves as a set of their own.
   const int64_t n = a.nleaves;
   int32_t* beg = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * std::max<int64_t>(n, 1), "laplace adaptive leaves"));
