@@ -4,9 +4,10 @@
 # tools/common/distributions.hpp (papers/000's setting: potential and
 # gradient, charges in (0, 1), sources = targets, double unless FLOAT=1).
 #   bench/laplace_adaptive.sh [gpufmm CLI] [N] [eps] [smax list] [dists]
-# Prints one line per run: dist, tree, s_max, p, l_max, plan and evaluate
-# seconds, the stage times and the achieved errors (200 sampled targets
-# against the direct sum).
+# Prints one line per configuration: dist, tree, s_max, p, l_max, plan and
+# evaluate seconds, the stage times and the achieved errors (200 sampled
+# targets against the direct sum), of the fastest of REPEAT runs (default 3;
+# the host transfers make single totals vary by up to 2x).
 set -uo pipefail
 cli="${1:-build/bin/gpufmm}"
 n="${2:-1000000}"
@@ -17,9 +18,17 @@ extra=()
 [ "${FLOAT:-0}" = 1 ] && extra+=(--float)
 [ -n "${BACKEND:-}" ] && extra+=("--$BACKEND")
 echo "dist,tree,smax,p,l_max,plan_s,p2m_s,up_s,down_s,l2p_s,p2p_s,total_s,err_pot,err_grad"
+repeat="${REPEAT:-3}"
 run() {  # dist tree smax
-  local out
-  out=$("$cli" fmm --n "$n" --eps "$eps" --dist "$1" --grad --tree "$2" --smax "$3" --check 200 "${extra[@]}" 2>&1)
+  local out best="" bt=""
+  for ((k = 0; k < repeat; ++k)); do
+    out=$("$cli" fmm --n "$n" --eps "$eps" --dist "$1" --grad --tree "$2" --smax "$3" --check "$([ $k = 0 ] && echo 200 || echo 0)" "${extra[@]}" 2>&1)
+    local t=$(awk '/^seconds/ {print $7}' <<<"$out")
+    [ -z "$t" ] && break
+    if [ -z "$bt" ] || awk -v a="$t" -v b="$bt" 'BEGIN {exit !(a < b)}'; then bt=$t; best=$out; fi
+    [ $k = 0 ] && errs=$(grep 'relative L2' <<<"$out")
+  done
+  [ -n "$best" ] && out="$(grep -v 'relative L2' <<<"$best")"$'\n'"$errs"
   local p=$(sed -n 's/^p = \([0-9-]*\),.*/\1/p' <<<"$out")
   local kind=$(sed -n 's/^p = .*(\([a-z]*\) tree).*/\1/p' <<<"$out")
   local lmax=$(sed -n 's/.*l_max = \([0-9]*\).*/\1/p' <<<"$out")

@@ -38,10 +38,12 @@ constexpr Dist kAdaptiveDists[] = {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer
 // Plans p on c with an adaptive tree (s_max; direct_max: the options'
 // adaptive_direct_max, 0 sends every W and X box through M2P and P2L) and
 // evaluates it into out (nd densities; the Hessian when out has room).
-inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(gpufmm::Context& c, const NdProblem& p,
-                                                                   double eps, gpufmm_dtype_t precision, int s_max,
-                                                                   int64_t direct_max, NdOutputs& out) {
+// l2p: the GPU's L2P strategy (TPT by leaf level, BPB, TPB level by level).
+inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(
+    gpufmm::Context& c, const NdProblem& p, double eps, gpufmm_dtype_t precision, int s_max, int64_t direct_max,
+    NdOutputs& out, gpufmm_laplace_strategy_t l2p = GPUFMM_STRATEGY_TPT) {
   gpufmm::fmm::LaplaceOptions o;
+  o.gpu.l2p = l2p;
   o.eps = eps;
   o.precision = precision;
   o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;

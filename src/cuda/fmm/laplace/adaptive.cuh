@@ -13,6 +13,22 @@ namespace gpufmm {
 namespace fmm {
 namespace cuda {
 
+// L2P, thread per target (gpu_l2p = TPT, the default) over leaves of every
+// level: the target's leaf (leaf_of) gives the level, hence the box size and
+// the frame of its exact centre (l2p_point, as the other L2P kernels).
+template <class T>
+__global__ void k_l2p_tpt_levels(int64_t n, int p, tree::Cube cube, lists::LevelOffsets roff, int l_max, DevSet R,
+                                 const int32_t* __restrict__ leaf_of, const double* __restrict__ xyz,
+                                 const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
+                                 const LaplaceWalkCoef<T>* __restrict__ walk) {
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    const int64_t b = leaf_of[i];
+    const int l = lists::level_of(roff, l_max, b);
+    l2p_point(p, T(tree::box_size(cube, l)), L + b * int64_t(p) * p, has_local[b] != 0, xyz, i,
+              tree::level_frame(cube, l), R.box_key[b], fp, fg, fh, walk);
+  }
+}
+
 // M2P, block per receiver leaf (row r of the W list; blockDim 32 .. 128):
 // each W box's multipole is read into shared memory (p^2 values) and the
 // block's threads add its potential, gradient (and Hessian) at the leaf's

@@ -318,15 +318,21 @@ struct Eval {
     check_launch("laplace P2L kernel");
   }
 
-  // Adaptive plans: L2P at the receiver leaves of every level (BpB, or TpB
-  // when gpu_l2p says so; TpT has no per-level frame), then M2P of the W
-  // rows into the same far-field outputs.
+  // Adaptive plans: L2P at the receiver leaves of every level (TpT with the
+  // level of each target's leaf, or BpB / TpB level by level), then M2P of
+  // the W rows into the same far-field outputs.
   void l2p_m2p_adaptive(const T* M, T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
     const GpuData::Adaptive& a = G.ad;
-    const int64_t per_leaf = (P.ntrg + a.nleaves - 1) / std::max<int64_t>(a.nleaves, 1);
-    for (int l = 0; l <= L; ++l) {
-      const int64_t k0 = a.leaf_level[size_t(l)], nb = a.leaf_level[size_t(l) + 1] - k0;
-      l2p_leaves(l, 0, nb, a.leaves + k0, per_leaf, Lx, hl, fp, fg, fh);
+    if (G.k.l2p == GPUFMM_STRATEGY_TPT) {
+      k_l2p_tpt_levels<T><<<blocks_for(G, P.ntrg, 128), 128, 0, s0>>>(P.ntrg, p, tr.cube, a.roff, L, dev_set(R),
+                                                                      G.leaf_of, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      check_launch("laplace L2P kernel");
+    } else {
+      const int64_t per_leaf = (P.ntrg + a.nleaves - 1) / std::max<int64_t>(a.nleaves, 1);
+      for (int l = 0; l <= L; ++l) {
+        const int64_t k0 = a.leaf_level[size_t(l)], nb = a.leaf_level[size_t(l) + 1] - k0;
+        l2p_leaves(l, 0, nb, a.leaves + k0, per_leaf, Lx, hl, fp, fg, fh);
+      }
     }
     if (a.nleaves > 0 && a.nw > 0) {
       const size_t smem = size_t(p2) * sizeof(T);

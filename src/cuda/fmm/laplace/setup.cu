@@ -62,6 +62,14 @@ __global__ void k_m2l_group_segments(int32_t nseg, int64_t ngroups, const uint32
 // uniform data with the same instruction count).
 // The receiver leaves as a set of their own (row r = leaf leaves[r]): point
 // ranges, centres and keys, for the P2P work units and kernels.
+// leaf_of[i] = the receiver leaf of target i (leaves of every level).
+__global__ void k_leaf_of_list(int64_t n, const int32_t* __restrict__ leaves, DevSet R, int32_t* __restrict__ leaf_of) {
+  for (int64_t r = gtid(); r < n; r += gstride()) {
+    const int32_t b = leaves[r];
+    for (int32_t i = R.point_begin[b]; i < R.point_end[b]; ++i) leaf_of[i] = b;
+  }
+}
+
 __global__ void k_gather_leaves(int64_t n, const int32_t* __restrict__ leaves, DevSet R, int32_t* __restrict__ begin,
                                 int32_t* __restrict__ end, double* __restrict__ center, uint64_t* __restrict__ key) {
   for (int64_t r = gtid(); r < n; r += gstride()) {
@@ -141,6 +149,8 @@ void adaptive_setup(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   if (n > 0) {
     k_gather_leaves<<<blocks_for(G, n, 128), 128, 0, s0>>>(n, a.leaves, dev_set(R), beg, end, cen, key);
     check_launch("laplace adaptive leaf kernel");
+    k_leaf_of_list<<<blocks_for(G, n, 128), 128, 0, s0>>>(n, a.leaves, dev_set(R), G.leaf_of);
+    check_launch("laplace leaf map kernel");
   }
   a.rleaf.point_begin = beg;
   a.rleaf.point_end = end;

@@ -85,8 +85,9 @@ struct LaplaceOptions {
   // or built for this plan alone.
   bool table_cache = true;
   // Adaptive trees: W (M2P) and X (P2L) boxes with at most this many points
-  // on their side go to the direct sum (lists/adaptive.hpp); -1: p^2 (tests
-  // set 0 to send every one through M2P and P2L).
+  // on their side go to the direct sum (lists/adaptive.hpp); -1: p^2 on the
+  // CPU, 16 p^2 on the GPU (create.cpp; tests set 0 to send every one through
+  // M2P and P2L).
   int64_t adaptive_direct_max = -1;
   LaplaceGpuKernels gpu;  // CUDA driver only
   LaplaceCpuIsa cpu_isa = LaplaceCpuIsa::avx512;  // CPU pipeline only
