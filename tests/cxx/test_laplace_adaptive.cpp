@@ -8,6 +8,8 @@
 //    for eps 1e-3, 1e-6, 1e-9 (double) and 1e-3, 1e-5 (float), every
 //    distribution, charges / dipoles / both, sources = targets and distinct;
 //    the Hessian and nd = 2 densities through the adaptive lists;
+//  * AUTO: uniform points get the uniform tree, Plummer and patch points
+//    the adaptive one;
 //  * the options: tree = ADAPTIVE with l_max set, an unknown tree kind;
 //    single precision with eps below 1e-5 (item 3: GPUFMM_ERROR_ACCURACY).
 // Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
@@ -186,6 +188,20 @@ TEST(LaplaceAdaptiveFmm, ThroughM2PAndP2L) {
       EXPECT_LE(e.grad, eps) << what;
       if (hess) EXPECT_LE(e.hess, eps) << what;
     }
+}
+
+// AUTO: the uniform tree for points spread evenly (their adaptive leaves on
+// one level), the adaptive tree where the cost model puts it below the
+// uniform depth's best (Plummer, refined patch: 3-6x fewer modelled seconds).
+TEST(LaplaceAdaptiveFmm, AutoPicksTheModelledFasterTree) {
+  Context ctx;
+  for (Dist d : {Dist::Uniform, Dist::Plummer, Dist::Patch}) {
+    const auto x = make_points(d, 50000, adaptive_seed() + 400 + int(d));
+    fmm::LaplaceOptions o;
+    auto plan = fmm::laplace_plan_create(ctx, o, 50000, x.data(), 0, nullptr);
+    EXPECT_EQ(plan->adaptive, d != Dist::Uniform) << dist_name(d) << adaptive_seed_note();
+    EXPECT_EQ(plan->tree->options.kind, plan->adaptive ? tree::Kind::Adaptive : tree::Kind::Uniform);
+  }
 }
 
 TEST(LaplaceAdaptiveFmm, BadOptions) {

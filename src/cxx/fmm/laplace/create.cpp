@@ -141,7 +141,7 @@ void near_field_stats(LaplacePlan& plan) {
   const tree::Tree& t = *plan.tree;
   int64_t pairs = 0, max_near = 0, max_leaf = 0;
   if (plan.adaptive) {
-    adaptive_lists(plan);
+    if (!plan.alists) adaptive_lists(plan);
     return;
   }
   if (t.ctx.on_gpu()) {
@@ -297,6 +297,38 @@ void far_schedule(LaplacePlan& P) {
   collect(R, f.l, LaplaceFarSchedule::kTerminal, 1, f.l2p, f.l2p_level);
 }
 
+// The cost model's constants of the plan's backend (or the options').
+LaplaceCostConstants cost_constants(const LaplacePlan& plan) {
+  return plan.options.cost     ? *plan.options.cost
+         : plan.cpu_pipeline() ? laplace_cost_constants_cpu(plan.single())
+                               : laplace_cost_constants_gpu(plan.single());
+}
+
+// Issue 19: the modelled seconds of one evaluate of an adaptive plan (its
+// tree, same-level lists and U, W, X lists built), in the terms of the depth
+// scan's model (cost.hpp): the U pairs, every M2L of its lists by class,
+// M2M and L2L into every box that takes one, P2M and L2P at every point and
+// M2P / P2L at the points of the W and X entries.
+template <class T>
+double adaptive_model_seconds(const LaplacePlan& P, const LaplaceTables<T>& tab) {
+  const LaplaceCostConstants c = cost_constants(P);
+  const tree::Tree& t = *P.tree;
+  const tree::PointSet& S = t.src;
+  const tree::PointSet& R = t.receivers();
+  const int L = t.l_max;
+  auto t_rcr = [&](int q) { return laplace_translation_seconds(c, P.p, q); };
+  const std::vector<int64_t> per_class = class_counts(t, *P.lists);
+  double far = 0;
+  for (int cls = 0; cls < tree::kNumClasses; ++cls)
+    if (per_class[size_t(cls)] > 0) far += double(per_class[size_t(cls)]) * t_rcr(tab.op_p[cls]);
+  if (L >= 3) far += double(S.nboxes - S.level_offset[3]) * t_rcr(P.p);  // M2M into levels >= 2
+  const int l2l_from = P.modified ? 2 : 3;
+  if (L >= l2l_from) far += double(R.nboxes - R.level_offset[size_t(l2l_from)]) * t_rcr(P.p);
+  const lists::AdaptiveLists& A = *P.alists;
+  const double point = laplace_point_seconds(c, P.p, P.nsrc + A.x_sources, P.ntrg + A.w_targets);
+  return laplace_evaluate_seconds(c, L, double(A.u_pairs), far, point);
+}
+
 // sources / targets: host memory, or the context's when on_context.
 template <class T>
 void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const double* sources,
@@ -307,10 +339,7 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
   so.l_max = 0;
   const double t0 = now();
   auto scan = tree::build(plan.ctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
-  const LaplaceCostConstants c =
-      plan.options.cost   ? *plan.options.cost
-      : plan.cpu_pipeline() ? laplace_cost_constants_cpu(plan.single())
-                            : laplace_cost_constants_gpu(plan.single());
+  const LaplaceCostConstants c = cost_constants(plan);
 #if defined(GPUFMM_HAVE_CUDA)
   if (scan->ctx.on_gpu()) {  // the keys stay on the device, and so does the scan
     const double t1 = now();
@@ -351,10 +380,7 @@ int adaptive_s_max(int p) { return std::max(8, int(std::lround(2.0 * std::pow(do
 // both sets by the level of their leaf, the levels from the 5th to the 95th
 // percentile of points apart. Measured (N = 2e4 .. 1e6): uniform 0,
 // ellipsoid surface 1-2, two Gaussian clusters 1-2, Plummer 4, refined
-// patch 5-6. AUTO keeps the adaptive tree from kAutoSpread on: on the H100
-// the uniform tree is as fast or faster below it (ellipsoid 20 vs 32 ms,
-// clusters 47 vs 50 ms at N = 1e6), the adaptive tree 2.7-3.7x faster above.
-constexpr int kAutoSpread = 3;
+// patch 5-6. At 0 AUTO takes the uniform tree without modelling both.
 
 int leaf_levels_spread(const tree::Tree& t) {
   std::vector<int64_t> per_level(size_t(t.l_max) + 1, 0);
@@ -491,13 +517,25 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   lap(tp.tables);
 
   // Issue 19: tree = ADAPTIVE, or AUTO with neither l_max nor s_max given,
-  // builds the adaptive tree; AUTO keeps it where its leaves spread over at
-  // least kAutoSpread levels (clustered points), and otherwise takes the
-  // uniform depth of the cost model (the tree is built again). Measured on
-  // the H100 at N = 1e6 (bench/results/laplace_adaptive_*_h100.csv): the
-  // adaptive tree is 2.7x (Plummer) and 3.7x (refined patch) faster than
-  // the uniform one, the uniform tree 1.5x faster on an ellipsoid surface.
+  // builds the adaptive tree. AUTO keeps it when its leaves spread over
+  // levels (leaf_levels_spread > 0) and the cost model puts its evaluate
+  // below the uniform depth's (adaptive_model_seconds against the depth
+  // scan's best); else it builds the uniform tree of that depth. The lists
+  // of the V kinds: the uniform plan's near field is the neighbour list, an
+  // adaptive plan's its U list (adaptive_lists).
+  auto build_lists = [&P] {
+    P.lists = lists::build(*P.tree, (P.adaptive ? 0u : 1u << lists::kNeighbors) |
+                                        (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
+                                                    : (1u << lists::kM2L)));
+  };
+  auto depth_scan = [&] {
+    if (P.single())
+      choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context);
+    else
+      choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context);
+  };
   const bool auto_tree = opt.tree == GPUFMM_LAPLACE_TREE_AUTO && opt.l_max < 0 && opt.s_max < 1;
+  bool scanned = false;
   if (opt.tree == GPUFMM_LAPLACE_TREE_ADAPTIVE || auto_tree) {
     tree::Options to;
     to.kind = tree::Kind::Adaptive;
@@ -505,8 +543,22 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     to.s_max = opt.s_max >= 1 ? opt.s_max : adaptive_s_max(P.p);
     tmark = now();
     P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
-    P.adaptive = opt.tree == GPUFMM_LAPLACE_TREE_ADAPTIVE || leaf_levels_spread(*P.tree) >= kAutoSpread;
-    if (!P.adaptive) P.tree.reset();
+    P.adaptive = true;
+    if (auto_tree && leaf_levels_spread(*P.tree) == 0) P.adaptive = false;  // leaves on one level: uniform
+    if (auto_tree && P.adaptive && nsrc > 0 && P.ntrg > 0) {
+      build_lists();
+      adaptive_lists(P);
+      const double t_adaptive =
+          P.single() ? adaptive_model_seconds(P, *P.tables_f) : adaptive_model_seconds(P, *P.tables_d);
+      depth_scan();
+      scanned = true;
+      P.adaptive = !P.depth.cost.empty() && t_adaptive < P.depth.cost[size_t(P.depth.l_max)];
+    }
+    if (!P.adaptive) {
+      P.alists.reset();
+      P.lists.reset();
+      P.tree.reset();
+    }
     lap(tp.tree);
   }
   if (!P.adaptive) {
@@ -517,20 +569,13 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
       to.l_max = -1;
       to.s_max = opt.s_max;
     } else {
-      if (P.single())
-        choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context);
-      else
-        choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context);
+      if (!scanned) depth_scan();
       to.l_max = P.depth.l_max;
     }
     tmark = now();
     P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
   }
-  // The neighbour list is the uniform plan's near field; an adaptive plan's
-  // is its U list (adaptive_lists).
-  P.lists = lists::build(*P.tree, (P.adaptive ? 0u : 1u << lists::kNeighbors) |
-                                      (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
-                                                  : (1u << lists::kM2L)));
+  if (!P.lists) build_lists();
   P.l_max = P.tree->l_max;
   check_span(P);
   P.src_boxes = P.tree->src.nboxes;
