@@ -163,6 +163,7 @@ TEST_F(Treecode, ErrorFallsWithDegree) {
 TEST_F(Treecode, PlanReuseAndArraysAndOneShot) {
   const int64_t ns = 5000, nt = 3000;
   const uint64_t seed = gpufmm_test::treecode_seed();
+  SCOPED_TRACE("points of seed " + std::to_string(seed));
   const auto s = gpufmm_test::make_points(Dist::Plummer, ns, seed);
   const auto t = gpufmm_test::make_points(Dist::Plummer, nt, seed + 1);
   gpufmm_test::Rng rng(seed);
