@@ -421,10 +421,12 @@ gpufmm_status_t gpufmm_tree_m2l_class_info(int32_t cls, int* to_parent, double o
  * coincides with a source gets no self term. Real polynomial basis, RCR
  * translations, the modified M2L stencil (type-1 to the box, type-2 to the
  * parent) and a per-translation truncation number (eq. 24). The truncation
- * number p follows from the requested relative L2 error eps (eq. 36), with
- * 8 more terms when the leaves are nearly empty (fewer than 9 near-field
- * sources per target: the closest pairs then go through the far field;
- * docs/laplace_fmm.md section 3). gpufmm_laplace_plan_info reports p. For
+ * number p follows from the requested relative L2 error eps (eq. 36): by
+ * default the plan measures the error it reaches (options.calibrate), else
+ * from a worst-case error model, with 8 more terms when the leaves are nearly
+ * empty (fewer than 9 near-field sources per target: the closest pairs then
+ * go through the far field; docs/laplace_fmm.md section 3).
+ * gpufmm_laplace_plan_info reports p and the measured error. For
  * eps beyond what p = GPUFMM_LAPLACE_MAX_P certifies in double (below
  * ~7e-12), the plan keeps the full p for every translation and uses the
  * standard stencil, whatever options.stencil says.
@@ -480,6 +482,17 @@ typedef struct gpufmm_laplace_options_s {
                           ADAPTIVE (leaves at the depth their points need;
                           s_max is then the split threshold, -1: the
                           backend's default; l_max must be -1)                 */
+  int calibrate;       /* with p = 0: 1 (default): p is the smallest whose
+                          error, measured by evaluates of this plan on
+                          reference densities at up to 2048 sampled targets
+                          against the direct sum, is within eps/2.2 (lands
+                          within ~2-4x below eps; docs/laplace_fmm.md sec. 3);
+                          0: p from the worst-case error model (no test
+                          evaluates; ~10-50x below eps on most inputs)       */
+  int densities;       /* a gpufmm_laplace_densities_t: ANY (default), CHARGES
+                          or DIPOLES - what the evaluates' sources carry; the
+                          calibration uses it, and an evaluate passing the
+                          other kind returns INVALID_ARGUMENT                   */
 } gpufmm_laplace_options_t;
 
 #define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace/basis.hpp) */
@@ -503,6 +516,11 @@ typedef struct gpufmm_laplace_info_s {
   double t_p2p;          /* "sparse": near-field direct sum                     */
   double t_total;        /* whole evaluate, transfers included                  */
   int adaptive;          /* 1: the tree is adaptive (options.tree)              */
+  int calibration_evaluates; /* test evaluates of options.calibrate (0: none)   */
+  double measured_eps;   /* the relative L2 error they measured at p (the larger
+                            of potential and gradient, and of charges and
+                            dipoles per options.densities); 0 when p was not
+                            calibrated                                          */
 } gpufmm_laplace_info_t;
 
 /* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */

@@ -44,6 +44,8 @@ void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
   opt->gpu_overlap = d.gpu.overlap ? 1 : 0;
   opt->gpu_graph = d.gpu.graph ? 1 : 0;
   opt->tree = d.tree;
+  opt->calibrate = d.calibrate ? 1 : 0;
+  opt->densities = d.densities;
 }
 
 fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
@@ -65,6 +67,9 @@ fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
   require_flag(opt->gpu_graph, "gpu_graph");
   o.gpu.graph = opt->gpu_graph != 0;
   o.tree = opt->tree;
+  require_flag(opt->calibrate, "calibrate");
+  o.calibrate = opt->calibrate != 0;
+  o.densities = opt->densities;
   fmm::validate_options(o);
   return o;
 }
@@ -83,6 +88,8 @@ gpufmm_laplace_info_t laplace_info(const fmm::LaplacePlan& plan) {
   info.m2l_translations = plan.m2l_translations;
   info.p2p_pairs = plan.p2p_pairs;
   info.adaptive = plan.adaptive ? 1 : 0;
+  info.calibration_evaluates = plan.calibration_evaluates;
+  info.measured_eps = plan.measured_eps;
   info.plan_seconds = plan.plan_seconds;
   info.t_p2m = plan.last.p2m;
   info.t_upward = plan.last.upward;

@@ -74,6 +74,8 @@ module gpufmm_fmm
      integer(c_int) :: gpu_overlap = 1         !< 1: near field on a second stream; 0: after the far field
      integer(c_int) :: gpu_graph = 1           !< 1: evaluates replayed as one CUDA graph; 0: kernel by kernel
      integer(c_int) :: tree = GPUFMM_LAPLACE_TREE_AUTO  !< GPUFMM_LAPLACE_TREE_AUTO, _UNIFORM or _ADAPTIVE
+     integer(c_int) :: calibrate = 1           !< with p = 0: 1: p from test evaluates of the plan; 0: from the error model
+     integer(c_int) :: densities = GPUFMM_LAPLACE_DENSITIES_ANY  !< _ANY, _CHARGES or _DIPOLES: what evaluates pass
   end type gpufmm_laplace_options
 
   !> What gpufmm_laplace_plan_info returns: truncation number, depth, sizes,
@@ -88,6 +90,8 @@ module gpufmm_fmm
      real(real64) :: plan_seconds = 0
      real(real64) :: t_p2m = 0, t_upward = 0, t_downward = 0, t_l2p = 0, t_p2p = 0, t_total = 0
      logical :: adaptive = .false.  !< the octree is adaptive (options%tree)
+     integer :: calibration_evaluates = 0  !< test evaluates of options%calibrate (0: none)
+     real(real64) :: measured_eps = 0      !< the relative L2 error they measured at p (0: not calibrated)
   end type gpufmm_laplace_info
 
   ! The C struct gpufmm_laplace_info_t.
@@ -95,7 +99,8 @@ module gpufmm_fmm
      integer(c_int) :: p, l_max, precision, backend
      integer(c_int64_t) :: nsrc, ntrg, source_boxes, target_boxes, m2l_translations, p2p_pairs
      real(c_double) :: plan_seconds, t_p2m, t_upward, t_downward, t_l2p, t_p2p, t_total
-     integer(c_int) :: adaptive
+     integer(c_int) :: adaptive, calibration_evaluates
+     real(c_double) :: measured_eps
   end type c_laplace_info
 
   public :: gpufmm_laplace_options_init, gpufmm_laplace_plan_create, gpufmm_laplace_plan_destroy
@@ -289,6 +294,8 @@ contains
        info%t_p2p = ci%t_p2p
        info%t_total = ci%t_total
        info%adaptive = ci%adaptive /= 0
+       info%calibration_evaluates = ci%calibration_evaluates
+       info%measured_eps = ci%measured_eps
     end if
     call gpufmm_check_status(s, status, 'gpufmm_laplace_plan_info')
   end function gpufmm_laplace_plan_info

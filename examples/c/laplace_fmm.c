@@ -68,13 +68,19 @@ int main(int argc, char** argv) {
   TRY(gpufmm_context_device_info(ctx, &dev));
   printf("Laplace FMM, N = %lld points, on %s\n", (long long)n, dev.name);
 
-  /* Plan once: octree, lists, translation data. targets NULL = at the sources. */
+  /* Plan once: octree, lists, translation data. targets NULL = at the sources.
+   * The evaluates pass charges only: the plan's p is then calibrated on
+   * charges (test evaluates at plan creation, the smallest p whose measured
+   * error is within eps with a margin; opt.calibrate = 0 takes the
+   * worst-case model's p instead). */
   TRY(gpufmm_laplace_options_init(&opt));
   opt.eps = eps;
+  opt.densities = GPUFMM_LAPLACE_DENSITIES_CHARGES;
   TRY(gpufmm_laplace_plan_create(ctx, &opt, n, src, 0, NULL, &plan));
   TRY(gpufmm_laplace_plan_info(plan, &info));
-  printf("plan: p = %d, l_max = %d, %lld boxes, built in %.3f s\n", info.p, info.l_max,
-         (long long)info.source_boxes, info.plan_seconds);
+  printf("plan: p = %d, l_max = %d, %lld boxes, built in %.3f s (%d test evaluates measured %.2e)\n", info.p,
+         info.l_max, (long long)info.source_boxes, info.plan_seconds, info.calibration_evaluates,
+         info.measured_eps);
 
   /* The sample of targets checked against the direct sum. */
   ns = n < NSAMPLE ? (int)n : NSAMPLE;

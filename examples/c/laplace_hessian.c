@@ -6,7 +6,7 @@
  * q[k + ND * j]. One plan, one evaluate gives, at every source (no self
  * term) and for every density, the potential pot[k + ND * i], the gradient
  * grad[k + ND * (c + 3 i)] and the Hessian hess[k + ND * (c + 6 i)] (c in
- * xx, yy, zz, xy, xz, yz). About 100 points are checked against the direct
+ * xx, yy, zz, xy, xz, yz). About 1000 points are checked against the direct
  * sum in the same layout; the potential and gradient are accurate to eps,
  * the Hessian to a few eps (docs/laplace_fmm.md, "Hessians and several
  * densities").
@@ -29,7 +29,7 @@
     }                                                                        \
   } while (0)
 
-enum { ND = 3, NSAMPLE = 100 };
+enum { ND = 3, NSAMPLE = 1000 };
 
 /* Relative L2 error of the w values of sampled point idx[i] in a against
  * the w values of point i in ref (w = ND x components per point). */

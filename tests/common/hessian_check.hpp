@@ -63,9 +63,9 @@ struct NdErrors {
 // Relative L2 errors (papers/000 eq. 36, over every density) of out at up
 // to m evenly spaced targets, against gpufmm_laplace_direct_nd in double on
 // the CPU context ref.
-inline NdErrors nd_errors(gpufmm_context_t ref, const NdProblem& p, const NdOutputs& out, int64_t m = 600) {
+inline NdErrors nd_errors(gpufmm_context_t ref, const NdProblem& p, const NdOutputs& out, int64_t m = -1) {
   NdErrors e;
-  m = std::min(m, p.nt);
+  m = m < 0 ? p.nt : std::min(m, p.nt);
   const int nd = p.nd;
   std::vector<int64_t> idx(static_cast<size_t>(m));
   std::vector<double> ts(static_cast<size_t>(3 * m));

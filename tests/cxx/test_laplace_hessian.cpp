@@ -343,9 +343,12 @@ TEST(LaplaceHessianFmm, FarFieldDominated) {
     const NdErrors e = nd_errors(c.ctx, p, out);
     std::printf("  beside   %-7s eps=%.0e  pot %.2e grad %.2e hess %.2e (hess/eps %.2f)\n", source_kind_name(p.kind),
                 eps[i], e.pot, e.grad, e.hess, e.hess / eps[i]);
-    // The potential and gradient miss eps here by up to 1.8x (the truncation
-    // model of issue 19 item 2); the Hessian is checked against what the
-    // expansions reached: at most kFarHessFactor times the gradient's error.
+    // The worst-case model's p missed eps here by up to 1.8x; the calibrated
+    // p (issue 19, item 2) measures this placement. The Hessian is checked
+    // against what the expansions reached: at most kFarHessFactor times the
+    // gradient's error.
+    EXPECT_LE(e.pot, eps[i]) << seed_note();
+    EXPECT_LE(e.grad, eps[i]) << seed_note();
     EXPECT_LE(e.hess, kFarHessFactor * std::max(e.grad, 1e-14)) << seed_note();
     EXPECT_GT(e.hess, 0.0);
   }

@@ -101,7 +101,9 @@ program test_fortran_fmm
   call gpufmm_laplace_options_init(opts)
   call check(opts%eps == defaults%eps .and. opts%precision == defaults%precision .and. &
        opts%p == defaults%p .and. opts%l_max == defaults%l_max .and. opts%s_max == defaults%s_max .and. &
-       opts%stencil == defaults%stencil .and. opts%variable_truncation == defaults%variable_truncation, &
+       opts%stencil == defaults%stencil .and. opts%variable_truncation == defaults%variable_truncation .and. &
+       opts%tree == defaults%tree .and. opts%calibrate == defaults%calibrate .and. &
+       opts%densities == defaults%densities, &
        'the default-initialised gpufmm_laplace_options equals gpufmm_laplace_options_init')
   opts%eps = eps
 
@@ -115,6 +117,8 @@ program test_fortran_fmm
   info = gpufmm_laplace_plan_info(plan)
   call check(info%p >= 1 .and. info%nsrc == ns .and. info%ntrg == nt, 'plan_info: p, nsrc, ntrg')
   call check(info%t_total >= 0 .and. info%plan_seconds >= 0, 'plan_info: times')
+  call check(info%calibration_evaluates >= 0 .and. info%measured_eps >= 0 .and. info%measured_eps < eps, &
+       'plan_info: calibration (evaluates, measured error below eps)')
   write (output_unit, '(a, i0, a, i0, a, i0)') '  p = ', info%p, ', l_max = ', info%l_max, &
        ', source boxes = ', info%source_boxes
 

@@ -23,7 +23,7 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: gpufmm fmm --n N [--eps E] [--dist uniform|ellipsoid|plummer|clusters|patch] [--grad]\n"
                "                  [--hess] [--nd D] [--float] [--check K] [--cpu|--gpu] [--targets M] [--seed S]\n"
-               "                  [--tree auto|uniform|adaptive] [--smax S]\n"
+               "                  [--tree auto|uniform|adaptive] [--smax S] [--model]\n"
                "  --n        number of sources (required); charges uniform in (0, 1) as in papers/000\n"
                "  --eps      requested relative L2 error (default 1e-6; 1e-5 with --float, the smallest it takes)\n"
                "  --dist     point distribution of sources and targets (default uniform)\n"
@@ -33,6 +33,8 @@ void usage(FILE* out) {
                "  --float    single-precision arithmetic (default double)\n"
                "  --tree     octree: adaptive where it pays (auto, the default), uniform depth, or adaptive\n"
                "  --smax     most points per leaf box (default: the cost model, or the adaptive default)\n"
+               "  --model    p from the worst-case error model (default: the plan measures its error on\n"
+               "             charges, the densities this command evaluates, and takes the smallest p within eps)\n"
                "  --check    compare K sampled targets with the direct sum (default 200; 0: no check)\n"
                "  --targets  M separate targets from the same distribution (default: at the sources)\n"
                "  --seed     random seed (default 1)\n"
@@ -47,7 +49,7 @@ int fail(const char* what) {
 
 int run_fmm(const std::vector<std::string>& args) {
   if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed", "--nd", "--tree", "--smax"},
-                               {"--grad", "--hess", "--float", "--cpu", "--gpu"})) {
+                               {"--grad", "--hess", "--float", "--cpu", "--gpu", "--model"})) {
     usage(stderr);
     return 2;
   }
@@ -114,6 +116,8 @@ int run_fmm(const std::vector<std::string>& args) {
   opt.precision = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
   opt.tree = tree_kind;
   opt.s_max = int(smax);
+  opt.calibrate = gpufmm_cli::has_flag(args, "--model") ? 0 : 1;
+  opt.densities = GPUFMM_LAPLACE_DENSITIES_CHARGES;
   gpufmm_laplace_plan_t plan = nullptr;
   if (gpufmm_laplace_plan_create(ctx, &opt, n, src.data(), m > 0 ? m : 0, m > 0 ? trg.data() : nullptr,
                                  &plan) != GPUFMM_SUCCESS) {
@@ -148,7 +152,11 @@ int run_fmm(const std::vector<std::string>& args) {
               p_text.c_str(), info.l_max, info.adaptive ? "adaptive" : "uniform", static_cast<long long>(info.source_boxes),
               static_cast<long long>(info.target_boxes), static_cast<long long>(info.m2l_translations),
               static_cast<long long>(info.p2p_pairs));
-  std::printf("plan: %.4f s\n\n", info.plan_seconds);
+  if (info.calibration_evaluates > 0)
+    std::printf("plan: %.4f s (p calibrated: %d test evaluates, measured error %.2e)\n\n", info.plan_seconds,
+                info.calibration_evaluates, info.measured_eps);
+  else
+    std::printf("plan: %.4f s\n\n", info.plan_seconds);
   // The profile as in papers/000 Table 8.
   const double stages[6] = {info.t_p2m, info.t_upward, info.t_downward, info.t_l2p, info.t_p2p, info.t_total};
   std::printf("%-12s %10s %10s %10s %10s %10s %10s\n", "evaluate", "S exp", "up trans", "down trans", "R eval",

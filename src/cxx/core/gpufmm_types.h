@@ -90,6 +90,17 @@ typedef enum gpufmm_laplace_tree_e {
                                        U, V, W, X lists                           */
 } gpufmm_laplace_tree_t;
 
+/* Laplace FMM: what the sources of a plan's evaluates carry (the densities
+ * field of gpufmm_laplace_options_t). With eps (p = 0) the plan calibrates
+ * its truncation number on them; an evaluate that passes what the plan was
+ * not made for returns GPUFMM_ERROR_INVALID_ARGUMENT. */
+typedef enum gpufmm_laplace_densities_e {
+  GPUFMM_LAPLACE_DENSITIES_ANY = 0,      /* charges, dipoles or both: p meets eps
+                                            for the worse of the two           */
+  GPUFMM_LAPLACE_DENSITIES_CHARGES = 1,  /* charges only (dipoles NULL)        */
+  GPUFMM_LAPLACE_DENSITIES_DIPOLES = 2   /* dipoles only (charges NULL)        */
+} gpufmm_laplace_densities_t;
+
 /* Kernel strategy of one stage of the CUDA driver (options.gpu_*; ignored on
  * the CPU). Which stage takes which is listed with the options; the kernels
  * and their measured speed are in docs/laplace_gpu.md. */

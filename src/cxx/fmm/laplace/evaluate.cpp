@@ -71,6 +71,14 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& a) {
   require(a.nd >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'nd' = ", a.nd, " is not positive");
   require(a.dtype == GPUFMM_FLOAT64 || a.dtype == GPUFMM_FLOAT32, GPUFMM_ERROR_INTERNAL,
           "laplace_evaluate: bad dtype");
+  require(a.dipoles == nullptr || plan.options.densities != GPUFMM_LAPLACE_DENSITIES_CHARGES,
+          GPUFMM_ERROR_INVALID_ARGUMENT,
+          "argument 'dipoles' is not NULL, but the plan was made for charges only (options field 'densities' = "
+          "GPUFMM_LAPLACE_DENSITIES_CHARGES: its accuracy is calibrated on charges)");
+  require(a.charges == nullptr || plan.options.densities != GPUFMM_LAPLACE_DENSITIES_DIPOLES,
+          GPUFMM_ERROR_INVALID_ARGUMENT,
+          "argument 'charges' is not NULL, but the plan was made for dipoles only (options field 'densities' = "
+          "GPUFMM_LAPLACE_DENSITIES_DIPOLES: its accuracy is calibrated on dipoles)");
 #if defined(GPUFMM_HAVE_CUDA)
   if (!plan.cpu_pipeline()) {
     if (!a.on_context) check_inputs(plan, a);  // device inputs: checked by the driver

@@ -90,6 +90,10 @@ void validate_options(const LaplaceOptions& o) {
   require(o.tree != GPUFMM_LAPLACE_TREE_ADAPTIVE || o.l_max == -1, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'l_max' = ", o.l_max, " with tree = GPUFMM_LAPLACE_TREE_ADAPTIVE: an adaptive tree takes "
           "its depth from s_max; l_max must be -1");
+  require(o.densities == GPUFMM_LAPLACE_DENSITIES_ANY || o.densities == GPUFMM_LAPLACE_DENSITIES_CHARGES ||
+              o.densities == GPUFMM_LAPLACE_DENSITIES_DIPOLES,
+          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'densities' = ", o.densities,
+          " is not GPUFMM_LAPLACE_DENSITIES_ANY (0), _CHARGES (1) or _DIPOLES (2)");
   for (const StageKernels& st : kStages) checked_strategy(st, o.gpu.*st.member);
 }
 

@@ -81,6 +81,10 @@ struct LaplaceOptions {
   int stencil = GPUFMM_STENCIL_MODIFIED;
   int tree = GPUFMM_LAPLACE_TREE_AUTO;  // gpufmm_laplace_tree_t
   bool variable_truncation = true;
+  // p = 0: p from test evaluates of the plan (calibrate.cpp), else from the
+  // worst-case model (error.hpp).
+  bool calibrate = true;
+  int densities = GPUFMM_LAPLACE_DENSITIES_ANY;  // gpufmm_laplace_densities_t
   // Translation tables from the process-wide (and per-device) caches (true),
   // or built for this plan alone.
   bool table_cache = true;

@@ -91,6 +91,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -171,6 +172,7 @@ struct LaplacePlanTimes {
   double setup = 0;       // cuda::laplace_plan_setup (GPU context), of which:
   double setup_tables = 0;  //   translation tables to the device
   double setup_groups = 0;  //   grouped M2L entry lists (build_m2l_groups)
+  double calibrate = 0;     // laplace_calibrate (its set-ups included)
 };
 
 // Which boxes the CPU pipeline's far field computes (issue 14, defect 7).
@@ -252,6 +254,10 @@ class LaplacePlan : public ContextChild {  // ctx: the user's context
   double rcr_p3 = 0, rcr_p2 = 0;
   double plan_seconds = 0;
   LaplacePlanTimes plan_times;  // phases of plan_seconds
+  // options.calibrate (laplace_calibrate): test evaluates run and the error
+  // they measured at p (0, 0 when p was not calibrated).
+  int calibration_evaluates = 0;
+  double measured_eps = 0;
 
   LaplaceFarSchedule far;  // CPU pipeline (laplace_far_schedule)
   LaplaceStageTimes last;  // of the last evaluate
@@ -297,6 +303,16 @@ struct LaplaceEvalArgs {
 };
 
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
+
+// Issue 19, item 2 (calibrate.cpp): sets p to the smallest truncation number
+// whose error, measured by evaluates of the plan on reference densities
+// (options.densities) at sampled targets against the direct sum, is within
+// options.eps / kLaplaceCalibrationMargin; fills calibration_evaluates and measured_eps. The plan
+// must be ready to evaluate at its current p (the worst-case model's);
+// set_p(q) makes it ready at q. sources / targets: the user's coordinates
+// (host, user order; targets null when same_sets).
+void laplace_calibrate(LaplacePlan& plan, const double* sources, const double* targets,
+                       const std::function<void(int)>& set_p);
 
 // GPUFMM_ERROR_ACCURACY: the potential (pot) or gradient (grad, null when
 // not computed) at user target `target` is not finite, i.e. the sum

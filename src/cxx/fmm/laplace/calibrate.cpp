@@ -1,0 +1,341 @@
+// Truncation number from the error a plan reaches (issue 19, item 2).
+//
+// The fitted model of error.hpp bounds the error over every input it was
+// calibrated on, so on most inputs it asks 5-8 more terms than needed (eps
+// 1e-6: p = 22 reaches 2e-8 on uniform points, the worst case being a
+// Plummer cluster with signed charges). The error of one plan depends on its
+// points and tree, and on the densities; the model's slope in p does not.
+// So the plan measures: it evaluates itself on reference densities (charges
+// of random sign and magnitude 1, charges uniform in (0, 1), dipoles with
+// components of random sign and magnitude 1, as options.densities asks; a
+// fixed seed, so a plan's p is reproducible) and compares, at up to
+// kSamples targets, with the double-precision direct sum on the same
+// backend. The error of one evaluate is the larger relative L2 error (eq. 36,
+// estimated from the samples) of potential and gradient. p is the smallest
+// value whose error is within eps / kLaplaceCalibrationMargin (error.hpp)
+// for every reference set: the search runs on the first set (signed
+// charges, or dipoles), starting kStartBelow terms under the model's p and
+// stepping by the error ratio per term (the model's, then the measured one),
+// until the smallest p within the goal has its predecessor measured or
+// predicted above it; the other sets are then evaluated at that p, and if
+// one misses the goal the search goes on above it with every set.
+// docs/laplace_fmm.md section 3 has the measurements behind the sampling,
+// the magnitudes and the margin.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/error.hpp"
+#include "fmm/laplace/error.hpp"
+#include "fmm/laplace/plan.hpp"
+#include "kernels/kernel.hpp"
+#include "nearfield/direct.hpp"
+
+namespace gpufmm {
+namespace fmm {
+
+namespace {
+
+// Targets compared with the direct sum (all of them below this count).
+constexpr int64_t kSamples = 2048;
+// The search starts this many terms below the worst-case model's p.
+constexpr int kStartBelow = 4;
+// At most this many test evaluates (per reference density).
+constexpr int kMaxSteps = 6;
+// The norm of the result leaves out targets that dominate it: each holding
+// more than 1 / kDominant of the rest, at most kMaxDominant of them.
+constexpr double kDominant = 32.0;
+constexpr int64_t kMaxDominant = 64;
+// Bounds of the measured error ratio of one term (measured: 1.4-2.0).
+constexpr double kMinRatio = 1.2, kMaxRatio = 4.0;
+
+uint64_t splitmix64(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double symmetric_unit(uint64_t& s) {  // uniform in (-1, 1)
+  return 2.0 * (double(splitmix64(s) >> 11) * 0x1.0p-53) - 1.0;
+}
+
+// One reference density: charges (per = 1) or dipoles (per = 3).
+struct Reference {
+  int per = 1;
+  bool positive = false;                   // charges in (0, 1), else (-1, 1)
+  std::vector<double> values;              // per x nsrc, user order
+  std::vector<double> pot, grad;           // direct sum at the sampled targets
+};
+
+// The sampled targets (user indices) and the number of targets each stands
+// for in the estimate of the error's sum of squares.
+struct Samples {
+  std::vector<int64_t> at;
+  std::vector<double> weight;
+};
+
+// How close target x is to a corner of its box on some level 2..l_max:
+// max over those levels of |x - centre| / (sqrt(3)/2 side), in [0, 1].
+double corner_closeness(const tree::Cube& cube, int l_max, const double* x) {
+  double u[3];
+  for (int c = 0; c < 3; ++c) u[c] = (x[c] - cube.corner[c]) / cube.side;
+  double best = 0;
+  for (int l = 2; l <= l_max; ++l) {
+    const double n = std::ldexp(1.0, l);
+    double r2 = 0;
+    for (int c = 0; c < 3; ++c) {
+      const double f = u[c] * n - std::floor(u[c] * n) - 0.5;
+      r2 += f * f;
+    }
+    best = std::max(best, std::sqrt(r2 / 0.75));
+  }
+  return best;
+}
+
+// Every target when there are at most kSamples; else two strata. The error
+// is concentrated at targets near box corners, where local expansions
+// converge slowest (measured, uniform points, p = 15: the 100 worst of 20000
+// targets hold 70% of the squared gradient error, all within a few percent
+// of a box corner on some level): the kSamples / 4 targets closest to a
+// corner are all taken (weight 1); the others are sampled one per stratum of
+// the user's order (weight: the targets per sample).
+Samples choose_samples(const LaplacePlan& P, const double* txyz) {
+  const int64_t nt = P.ntrg;
+  Samples S;
+  if (nt <= kSamples) {
+    S.at.resize(size_t(nt));
+    for (int64_t i = 0; i < nt; ++i) S.at[size_t(i)] = i;
+    S.weight.assign(size_t(nt), 1.0);
+    return S;
+  }
+  std::vector<float> closeness(static_cast<size_t>(nt));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < nt; ++i) closeness[size_t(i)] = float(corner_closeness(P.tree->cube, P.l_max, txyz + 3 * i));
+  const int64_t k = kSamples / 4, rest = kSamples - k;
+  std::vector<float> sorted(closeness);
+  std::nth_element(sorted.begin(), sorted.begin() + (nt - k), sorted.end());
+  const float cut = sorted[size_t(nt - k)];  // the corner stratum: close > cut, then ties
+  std::vector<uint8_t> corner(static_cast<size_t>(nt), 0);
+  int64_t taken = 0;
+  for (int64_t i = 0; i < nt && taken < k; ++i)
+    if (closeness[size_t(i)] > cut) corner[size_t(i)] = 1, ++taken;
+  for (int64_t i = 0; i < nt && taken < k; ++i)
+    if (closeness[size_t(i)] == cut) corner[size_t(i)] = 1, ++taken;
+  for (int64_t i = 0; i < nt; ++i)
+    if (corner[size_t(i)]) S.at.push_back(i), S.weight.push_back(1.0);
+  uint64_t seed = 0x5EEDull;
+  std::vector<int64_t> others;
+  for (int64_t j = 0; j < rest; ++j) {  // one per stratum of the user's order, outside the corner stratum
+    const int64_t lo = j * nt / rest, hi = (j + 1) * nt / rest;
+    const int64_t start = lo + int64_t(splitmix64(seed) % uint64_t(hi - lo));
+    for (int64_t t = 0; t < hi - lo; ++t) {
+      const int64_t i = lo + (start - lo + t) % (hi - lo);
+      if (!corner[size_t(i)]) {
+        others.push_back(i);
+        break;
+      }
+    }
+  }
+  const double w = double(nt - k) / double(std::max<size_t>(others.size(), 1));
+  for (int64_t i : others) S.at.push_back(i), S.weight.push_back(w);
+  return S;
+}
+
+// Relative L2 error (eq. 36) of fmm (per x nt values, user order) over all
+// targets, estimated from its difference from ref at the samples, against
+// a norm of the result that does not depend on the reference densities:
+// the norm comes from every target's FMM value, not from the samples, and
+// leaves out the few targets that dominate it (and their errors). The norm
+// is dominated by the closest source-target pairs (|grad|^2 ~ 1/r^4 has no
+// finite mean for random points), so a sample misses or over-weights them,
+// and the densities on those few pairs decide it: a dipole nearly
+// perpendicular to its closest target's direction made one set's norm 8x
+// smaller than another's on the same points (distinct targets, eps 1e-9).
+// Without them the norm is a sum over many targets, about the same for any
+// set of densities; their own errors, near-field sums mostly, scale with
+// their values (in float, rounding: kept, they alone missed 1e-5).
+double estimated_rel_l2(const std::vector<double>& fmm, const std::vector<double>& ref, const Samples& S, int per,
+                        std::vector<double>& v2, std::vector<int64_t>& order) {
+  const int64_t nt = int64_t(fmm.size()) / per;
+  v2.resize(size_t(nt));
+  double n = 0;
+  for (int64_t t = 0; t < nt; ++t) {
+    double s = 0;
+    for (int c = 0; c < per; ++c) s += fmm[size_t(t * per + c)] * fmm[size_t(t * per + c)];
+    v2[size_t(t)] = s;
+    n += s;
+  }
+  // Leave out, largest first, every target that holds more than 1/kDominant
+  // of what remains (at most kMaxDominant of them).
+  const int64_t top = std::min<int64_t>(nt, kMaxDominant);
+  order.resize(size_t(nt));
+  for (int64_t t = 0; t < nt; ++t) order[size_t(t)] = t;
+  std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                    [&](int64_t a, int64_t b) { return v2[size_t(a)] > v2[size_t(b)]; });
+  int64_t left_out = 0;
+  while (left_out < top && v2[size_t(order[size_t(left_out)])] * kDominant > n)
+    n -= v2[size_t(order[size_t(left_out++)])];
+  std::sort(order.begin(), order.begin() + left_out);
+  double e = 0;
+  for (size_t i = 0; i < S.at.size(); ++i) {
+    if (std::binary_search(order.begin(), order.begin() + left_out, S.at[i])) continue;
+    for (int c = 0; c < per; ++c) {
+      const double d = fmm[size_t(S.at[i] * per + c)] - ref[i * per + c];
+      e += S.weight[i] * d * d;
+    }
+  }
+  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
+}
+
+}  // namespace
+
+void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targets,
+                       const std::function<void(int)>& set_p) {
+  const int pmax = P.single() ? kLaplaceMaxPFloat : kMaxP;
+  const int64_t nt = P.ntrg, ns = P.nsrc;
+  const double* txyz = targets != nullptr ? targets : sources;
+
+  const Samples at = choose_samples(P, txyz);
+  const int64_t m = int64_t(at.at.size());
+  std::vector<double> sxyz(size_t(3 * m));
+  for (int64_t i = 0; i < m; ++i)
+    for (int c = 0; c < 3; ++c) sxyz[size_t(3 * i + c)] = txyz[3 * at.at[size_t(i)] + c];
+
+  std::vector<Reference> refs;
+  if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_DIPOLES) {
+    refs.push_back(Reference{1, false, {}, {}, {}});
+    refs.push_back(Reference{1, true, {}, {}, {}});
+  }
+  if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_CHARGES) refs.push_back(Reference{3, false, {}, {}, {}});
+  uint64_t seed = 0xC0FFEEull;
+  for (Reference& r : refs) {
+    allocating("the calibration's reference densities", 8.0 * double(r.per + 4) * double(ns), [&] {
+      r.values.resize(size_t(r.per * ns));
+      r.pot.resize(size_t(m));
+      r.grad.resize(size_t(3 * m));
+    });
+    for (double& v : r.values) v = r.positive ? 0.5 * (symmetric_unit(seed) + 1.0) : (splitmix64(seed) >> 63 ? 1.0 : -1.0);
+    nearfield::DirectArgs d;
+    d.nsrc = ns;
+    d.sources = sources;
+    (r.per == 1 ? d.charges : d.dipoles) = r.values.data();
+    d.ntrg = m;
+    d.targets = sxyz.data();
+    d.pot = r.pot.data();
+    d.grad = r.grad.data();
+    nearfield::direct(P.ctx, kernels::KernelDesc{}, GPUFMM_FLOAT64, d);
+  }
+
+  std::vector<double> pot, grad;
+  allocating("the calibration's outputs", 32.0 * double(nt), [&] {
+    pot.resize(size_t(nt));
+    grad.resize(size_t(3 * nt));
+  });
+  std::vector<double> v2;  // scratch of estimated_rel_l2
+  std::vector<int64_t> order;
+  int evaluates = 0;
+  // Errors by p: of the first reference set, and the largest of all sets.
+  std::vector<double> first(size_t(pmax + 1), -1.0), all(size_t(pmax + 1), -1.0);
+  std::vector<uint8_t> complete(size_t(pmax + 1), 0);  // all[q] covers every set
+  auto use = [&](int q) {
+    if (q != P.p) set_p(q);
+  };
+  // A reference set that overflows (sources within ~1e-154 of a target in
+  // double, ~1e-19 in float: the user's densities may be small enough there)
+  // or an error that is not finite leaves the model's p in place.
+  struct Unmeasurable {};
+  auto checked = [](double e) {
+    if (!std::isfinite(e)) throw Unmeasurable{};
+    return e;
+  };
+  auto measure = [&](int q, bool every) {
+    const size_t from = complete[size_t(q)] ? refs.size() : first[size_t(q)] < 0 ? 0 : 1;
+    for (size_t k = from; k < (every ? refs.size() : 1); ++k) {
+      use(q);
+      const Reference& r = refs[k];
+      LaplaceEvalArgs a;
+      (r.per == 1 ? a.charges : a.dipoles) = r.values.data();
+      a.pot = pot.data();
+      a.grad = grad.data();
+      try {
+        laplace_evaluate(P, a);
+      } catch (const Error& err) {
+        if (err.status() != GPUFMM_ERROR_ACCURACY) throw;
+        throw Unmeasurable{};
+      }
+      ++evaluates;
+      const double e = checked(std::max(estimated_rel_l2(pot, r.pot, at, 1, v2, order),
+                                        estimated_rel_l2(grad, r.grad, at, 3, v2, order)));
+      if (k == 0) first[size_t(q)] = e;
+      all[size_t(q)] = std::max(all[size_t(q)], e);
+    }
+    if (every) complete[size_t(q)] = 1;
+    return every ? all[size_t(q)] : first[size_t(q)];
+  };
+  const double goal = P.options.eps / kLaplaceCalibrationMargin;
+  const int p_model = P.p;
+  double e_ok = 0;
+  try {
+    int ok = -1, bad = 1;  // smallest p within goal (every set); largest measured above it
+    // Error ratio of one more term: first the model's (the gradient's, the
+    // slower), then the one measured between the last two evaluates.
+    int q = std::max(2, std::min(pmax, P.p - kStartBelow));
+    double r = std::pow(10.0, laplace_log10_error_model(q, true) - laplace_log10_error_model(q + 1, true));
+    // Two phases: the search on the first reference set (signed charges, or
+    // dipoles), then the other sets at the p found; if one misses the goal
+    // there, the search goes on above it with every set.
+    for (int phase = 0; phase < 2 && ok < 0; ++phase) {
+      const bool every = phase == 1 || refs.size() == 1;
+      int q_prev = -1, candidate = -1;
+      double e_prev = 0;
+      for (int step = 0; step < kMaxSteps; ++step) {
+        const double e = measure(q, every);
+        if (q_prev > 0 && e > 0 && e_prev > 0)
+          r = std::min(kMaxRatio, std::max(kMinRatio, std::pow(e_prev / e, 1.0 / double(q - q_prev))));
+        q_prev = q;
+        e_prev = e;
+        if (e <= goal) {
+          if (candidate < 0 || q < candidate) candidate = q;
+        } else {
+          bad = std::max(bad, q);
+        }
+        const int hi = candidate < 0 ? pmax : candidate - 1;  // candidates: bad + 1 .. hi
+        if (bad + 1 > hi) break;
+        int next;
+        if (e <= goal) {  // down by as many terms as the slope allows
+          const int k = e > 0 ? int(std::floor(std::log(goal / e) / std::log(r))) : q;
+          if (k <= 0) break;  // p - 1 predicted above goal
+          next = q - k;
+        } else {  // up by as many terms as the slope says are missing
+          next = q + std::max(1, int(std::ceil(std::log(e / goal) / std::log(r))));
+        }
+        q = std::max(bad + 1, std::min(hi, next));
+      }
+      if (candidate < 0) break;
+      if (measure(candidate, true) <= goal) {
+        ok = candidate;
+      } else {
+        bad = std::max(bad, candidate);
+        q = std::min(pmax, candidate + 1);
+      }
+    }
+    if (ok < 0) {  // nothing within goal: the most terms tried or allowed
+      ok = std::min(pmax, std::max(bad, p_model));
+      measure(ok, true);
+    }
+    use(ok);
+    e_ok = all[size_t(ok)];
+  } catch (const Unmeasurable&) {
+    use(p_model);
+    P.calibration_evaluates = evaluates;
+    P.measured_eps = 0;
+    return;
+  }
+  P.calibration_evaluates = evaluates;
+  P.measured_eps = e_ok;
+}
+
+}  // namespace fmm
+}  // namespace gpufmm

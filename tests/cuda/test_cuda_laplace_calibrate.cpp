@@ -1,0 +1,104 @@
+// The calibrated truncation number (issue 19, item 2) on the CUDA driver:
+//  * achieved error (the larger relative L2 error of potential and gradient
+//    at every target, against the double direct sum) <= eps, and >= eps/30
+//    against the norm without the few targets that dominate it, for eps 1e-6 and 1e-9 (double) and 1e-5 (float) on uniform, ellipsoid,
+//    Plummer, two-cluster and refined-patch points, charges and dipoles,
+//    sources = targets and distinct;
+//  * the GPU plan's calibration equals the CPU plan's (the same p; the
+//    measured errors to rounding) on the same points and uniform tree;
+//  * the plan's evaluates after the calibration replay one CUDA graph as
+//    before (the calibration's own evaluates run without it).
+// Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/gpu_cpu_fixture.hpp"
+#include "common/laplace_calibrate_check.hpp"
+#include "fmm/laplace/error.hpp"
+#include "gpufmm.h"
+
+namespace {
+
+using namespace gpufmm_test;
+
+class CudaLaplaceCalibrate : public GpuCpuContexts {};
+
+std::string note() { return " [rerun with GPUFMM_TEST_SEED=" + std::to_string(calibrate_seed()) + "]"; }
+
+TEST_F(CudaLaplaceCalibrate, LandsWithinEpsAndAboveEpsOver30) {
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (int v = 0; v < 3; ++v) {
+      ++i;
+      CalibrationCase k;
+      k.dist = d;
+      k.n = 30000;
+      k.eps = v == 0 ? 1e-6 : v == 1 ? 1e-9 : 1e-5;
+      k.precision = v == 2 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+      k.same = i % 2 == 0;
+      k.kind = v == 1 ? kDipoles : kCharges;
+      const CalibrationResult r = run_calibration_case(gpu, cpu, k, calibrate_seed() + i);
+      const std::string what = k.name() + note();
+      ASSERT_EQ(r.status, GPUFMM_SUCCESS) << what << ": " << gpufmm_last_error_message();
+      std::printf("  %-58s p=%2d L=%d evaluates %2d measured %.2e achieved %.2e (eps/%.1f; without dominating targets eps/%.1f)\n", k.name().c_str(),
+                  r.info.p, r.info.l_max, r.info.calibration_evaluates, r.info.measured_eps, r.achieved(),
+                  k.eps / r.achieved(), k.eps / r.achieved_robust());
+      ASSERT_GE(r.info.l_max, 2) << what;
+      EXPECT_GT(r.info.calibration_evaluates, 0) << what;
+      EXPECT_LE(r.info.measured_eps, k.eps / gpufmm::kLaplaceCalibrationMargin) << what;
+      EXPECT_LE(r.achieved(), k.eps) << what;
+      EXPECT_GE(r.achieved_robust(), k.eps / 30) << what;
+    }
+}
+
+TEST_F(CudaLaplaceCalibrate, SameAsTheCpuPlan) {
+  int i = 0;
+  for (Dist d : {Dist::Uniform, Dist::Plummer, Dist::Patch}) {
+    const std::vector<double> x = make_points(d, 20000, calibrate_seed() + 100 + i++);
+    gpufmm_laplace_options_t o;
+    gpufmm_laplace_options_init(&o);
+    o.eps = 1e-7;
+    // Uniform trees: both backends then sum the same pairs the same way (an
+    // adaptive plan's direct-sum bound of W and X boxes differs by backend).
+    o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;
+    o.l_max = 3;
+    gpufmm_laplace_info_t info[2];
+    gpufmm_context_t ctx[2] = {gpu, cpu};
+    for (int k = 0; k < 2; ++k) {
+      gpufmm_laplace_plan_t plan = nullptr;
+      ASSERT_EQ(gpufmm_laplace_plan_create(ctx[k], &o, 20000, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS)
+          << gpufmm_last_error_message();
+      gpufmm_laplace_plan_info(plan, &info[k]);
+      gpufmm_laplace_plan_destroy(plan);
+    }
+    const std::string what = std::string(dist_name(d)) + note();
+    EXPECT_EQ(info[0].p, info[1].p) << what;
+    EXPECT_EQ(info[0].calibration_evaluates, info[1].calibration_evaluates) << what;
+    EXPECT_NEAR(info[0].measured_eps, info[1].measured_eps, 1e-6 * info[1].measured_eps) << what;
+  }
+}
+
+// After the calibration the plan's evaluates are as without it: the second
+// evaluate with the same arguments replays the graph and gives the same sums.
+TEST_F(CudaLaplaceCalibrate, EvaluatesAfterCalibrationRepeatBitForBit) {
+  const int64_t n = 50000;
+  const NdProblem p = make_nd_problem(Dist::Uniform, n, -1, 1, kCharges, calibrate_seed() + 200);
+  gpufmm_laplace_plan_t plan = nullptr;
+  ASSERT_EQ(gpufmm_laplace_plan_create(gpu, nullptr, n, p.src.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  gpufmm_laplace_info_t info;
+  gpufmm_laplace_plan_info(plan, &info);
+  EXPECT_GT(info.calibration_evaluates, 0);
+  NdOutputs a(p, false), b(p, false);
+  ASSERT_EQ(gpufmm_laplace_evaluate(plan, p.q.data(), nullptr, a.pot.data(), a.grad.data()), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_laplace_evaluate(plan, p.q.data(), nullptr, b.pot.data(), b.grad.data()), GPUFMM_SUCCESS);
+  EXPECT_EQ(a.pot, b.pot);
+  EXPECT_EQ(a.grad, b.grad);
+  const NdErrors e = nd_errors(cpu, p, a);
+  EXPECT_LE(std::max(e.pot, e.grad), 1e-6) << note();
+  gpufmm_laplace_plan_destroy(plan);
+}
+
+}  // namespace

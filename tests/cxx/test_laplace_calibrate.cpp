@@ -1,0 +1,220 @@
+// Truncation number from the error a plan reaches (issue 19, item 2;
+// src/cxx/fmm/laplace/calibrate.cpp), CPU backend:
+//  * achieved error (the larger relative L2 error of potential and gradient
+//    at every target, against the double direct sum) <= eps, and >= eps/30
+//    against the norm the calibration uses (without the few targets that
+//    dominate it; laplace_calibrate_check.hpp), so that a regression to the
+//    conservative model p is caught, for eps
+//    1e-3, 1e-6, 1e-9, 1e-12 (double) and 1e-3, 1e-5 (float) on uniform,
+//    ellipsoid, Plummer, two-cluster and refined-patch points, sources =
+//    targets and distinct, signed charges and dipoles (densities CHARGES /
+//    DIPOLES); positive charges and both kinds (ANY) within eps;
+//  * what the plan reports: the measured error within eps / 2.2, the test
+//    evaluates, and the same p and measured error for the same points;
+//  * calibrate = 0 keeps the worst-case model's p; a forced p and a sparse
+//    near field (the model's p plus its extra terms) are not calibrated;
+//  * the densities option: an evaluate with the kind the plan was not made
+//    for, bad option values.
+// Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/laplace_calibrate_check.hpp"
+#include "fmm/laplace/error.hpp"
+#include "fmm/laplace/options.hpp"
+#include "gpufmm.h"
+
+namespace {
+
+using namespace gpufmm_test;
+
+struct CpuContext {
+  gpufmm_context_t ctx = nullptr;
+  CpuContext() { EXPECT_EQ(gpufmm_context_create(GPUFMM_DEVICE_CPU, &ctx), GPUFMM_SUCCESS); }
+  ~CpuContext() { gpufmm_context_destroy(ctx); }
+};
+
+std::string note() { return " [rerun with GPUFMM_TEST_SEED=" + std::to_string(calibrate_seed()) + "]"; }
+
+// The error lands in [eps/30, eps] and the plan says what it measured.
+void check_window(gpufmm_context_t ctx, const CalibrationCase& c, uint64_t seed) {
+  const CalibrationResult r = run_calibration_case(ctx, ctx, c, seed);
+  const std::string what = c.name() + note();
+  ASSERT_EQ(r.status, GPUFMM_SUCCESS) << what << ": " << gpufmm_last_error_message();
+  std::printf("  %-56s p=%2d (model %2d) L=%d evaluates %2d measured %.2e achieved %.2e (eps/%.1f; without dominating targets eps/%.1f)\n",
+              c.name().c_str(), r.info.p,
+              gpufmm::fmm::laplace_p_from_eps(c.eps, c.precision == GPUFMM_FLOAT32), r.info.l_max,
+              r.info.calibration_evaluates, r.info.measured_eps, r.achieved(), c.eps / r.achieved(), c.eps / r.achieved_robust());
+  ASSERT_GE(r.info.l_max, 2) << what;  // a far field to truncate
+  EXPECT_GT(r.info.calibration_evaluates, 0) << what;
+  EXPECT_LE(r.info.measured_eps, c.eps / gpufmm::kLaplaceCalibrationMargin) << what;
+  EXPECT_LE(r.achieved(), c.eps) << what;
+  if (!c.positive && c.kind != kBoth) EXPECT_GE(r.achieved_robust(), c.eps / 30) << what;
+}
+
+TEST(LaplaceCalibration, DoubleLandsWithinEpsAndAboveEpsOver30) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : kAdaptiveDists)
+    for (double eps : {1e-3, 1e-6, 1e-9}) {
+      ++i;
+      CalibrationCase k;
+      k.dist = d;
+      k.eps = eps;
+      k.same = i % 2 == 0;
+      k.kind = i % 3 == 0 ? kDipoles : kCharges;
+      check_window(c.ctx, k, calibrate_seed() + i);
+    }
+}
+
+TEST(LaplaceCalibration, DoubleAtEps1e12) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : {Dist::Uniform, Dist::Plummer}) {
+    CalibrationCase k;
+    k.dist = d;
+    k.eps = 1e-12;
+    k.n = 4000;
+    k.same = i % 2 == 0;
+    k.kind = i == 0 ? kCharges : kDipoles;
+    check_window(c.ctx, k, calibrate_seed() + 50 + i++);
+  }
+}
+
+TEST(LaplaceCalibration, FloatLandsWithinEpsAndAboveEpsOver30) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : {Dist::Uniform, Dist::Ellipsoid, Dist::Clusters})
+    for (double eps : {1e-3, 1e-5}) {
+      ++i;
+      CalibrationCase k;
+      k.dist = d;
+      k.eps = eps;
+      k.precision = GPUFMM_FLOAT32;
+      k.same = i % 2 == 1;
+      k.kind = i % 2 == 0 ? kDipoles : kCharges;
+      check_window(c.ctx, k, calibrate_seed() + 100 + i);
+    }
+}
+
+// Positive charges and both kinds at once (ANY): within eps (their error
+// may sit further below it: the plan's p is that of the worst kind).
+TEST(LaplaceCalibration, PositiveChargesAndBothKindsWithinEps) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : {Dist::Uniform, Dist::Plummer, Dist::Patch}) {
+    ++i;
+    CalibrationCase k;
+    k.dist = d;
+    k.eps = i == 2 ? 1e-9 : 1e-6;
+    k.same = i % 2 == 0;
+    k.positive = true;
+    check_window(c.ctx, k, calibrate_seed() + 200 + i);
+    k.positive = false;
+    k.kind = kBoth;
+    check_window(c.ctx, k, calibrate_seed() + 210 + i);
+  }
+}
+
+TEST(LaplaceCalibration, PlanReportsAndRepeats) {
+  CpuContext c;
+  const std::vector<double> x = make_points(Dist::Ellipsoid, 6000, calibrate_seed() + 300);
+  gpufmm_laplace_options_t o;
+  gpufmm_laplace_options_init(&o);
+  EXPECT_EQ(o.calibrate, 1);
+  EXPECT_EQ(o.densities, GPUFMM_LAPLACE_DENSITIES_ANY);
+  o.eps = 1e-6;
+  o.l_max = 3;
+  gpufmm_laplace_info_t info[3];
+  for (int k = 0; k < 3; ++k) {
+    o.calibrate = k < 2 ? 1 : 0;
+    gpufmm_laplace_plan_t plan = nullptr;
+    ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 6000, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+    ASSERT_EQ(gpufmm_laplace_plan_info(plan, &info[k]), GPUFMM_SUCCESS);
+    gpufmm_laplace_plan_destroy(plan);
+  }
+  // Reproducible: fixed reference densities and samples.
+  EXPECT_EQ(info[0].p, info[1].p);
+  EXPECT_EQ(info[0].measured_eps, info[1].measured_eps);
+  EXPECT_EQ(info[0].calibration_evaluates, info[1].calibration_evaluates);
+  EXPECT_GT(info[0].measured_eps, 0.0);
+  // Not evaluated yet: the test evaluates leave no stage times behind.
+  EXPECT_EQ(info[0].t_total, 0.0);
+  // The model: its p, nothing measured; on these points 5+ terms more.
+  EXPECT_EQ(info[2].p, gpufmm::fmm::laplace_p_from_eps(1e-6, false));
+  EXPECT_EQ(info[2].calibration_evaluates, 0);
+  EXPECT_EQ(info[2].measured_eps, 0.0);
+  EXPECT_LE(info[0].p, info[2].p - 5);
+}
+
+TEST(LaplaceCalibration, ForcedPAndSparseTreesAreNotCalibrated) {
+  CpuContext c;
+  const std::vector<double> x = make_points(Dist::Uniform, 1500, calibrate_seed() + 400);
+  gpufmm_laplace_options_t o;
+  gpufmm_laplace_options_init(&o);
+  gpufmm_laplace_info_t info;
+  gpufmm_laplace_plan_t plan = nullptr;
+  o.p = 9;
+  o.l_max = 3;
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 1500, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  gpufmm_laplace_plan_info(plan, &info);
+  gpufmm_laplace_plan_destroy(plan);
+  EXPECT_EQ(info.p, 9);
+  EXPECT_EQ(info.calibration_evaluates, 0);
+  // l_max = 5: ~1.5 near-field sources per target.
+  o.p = 0;
+  o.l_max = 5;
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 1500, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  gpufmm_laplace_plan_info(plan, &info);
+  gpufmm_laplace_plan_destroy(plan);
+  EXPECT_LT(info.p2p_pairs, 9 * 1500);
+  EXPECT_EQ(info.calibration_evaluates, 0);
+  EXPECT_EQ(info.p, gpufmm::fmm::laplace_p_from_eps(1e-6, false) + 8);
+}
+
+TEST(LaplaceCalibration, DensitiesOptionIsEnforced) {
+  CpuContext c;
+  const int64_t n = 3000;
+  const NdProblem p = make_nd_problem(Dist::Uniform, n, -1, 1, kBoth, calibrate_seed() + 500);
+  std::vector<double> pot(n, 7.0), grad(3 * n, 7.0);
+  gpufmm_laplace_options_t o;
+  gpufmm_laplace_options_init(&o);
+  o.l_max = 3;
+  for (int dens : {GPUFMM_LAPLACE_DENSITIES_CHARGES, GPUFMM_LAPLACE_DENSITIES_DIPOLES}) {
+    o.densities = dens;
+    std::fill(pot.begin(), pot.end(), 7.0);
+    std::fill(grad.begin(), grad.end(), 7.0);
+    gpufmm_laplace_plan_t plan = nullptr;
+    ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, n, p.src.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+    const bool charges = dens == GPUFMM_LAPLACE_DENSITIES_CHARGES;
+    // The other kind, alone or with this one: refused, outputs untouched.
+    EXPECT_EQ(gpufmm_laplace_evaluate(plan, charges ? nullptr : p.q.data(), charges ? p.d.data() : nullptr,
+                                      pot.data(), grad.data()),
+              GPUFMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(gpufmm_last_error_message(), "densities"), nullptr) << gpufmm_last_error_message();
+    EXPECT_EQ(gpufmm_laplace_evaluate(plan, p.q.data(), p.d.data(), pot.data(), grad.data()),
+              GPUFMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(pot[0], 7.0);
+    EXPECT_EQ(grad[0], 7.0);
+    // Its own kind: fine.
+    EXPECT_EQ(gpufmm_laplace_evaluate(plan, charges ? p.q.data() : nullptr, charges ? nullptr : p.d.data(),
+                                      pot.data(), grad.data()),
+              GPUFMM_SUCCESS);
+    gpufmm_laplace_plan_destroy(plan);
+  }
+  gpufmm_laplace_plan_t plan = nullptr;
+  o.densities = 3;
+  EXPECT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, n, p.src.data(), 0, nullptr, &plan), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(gpufmm_last_error_message(), "'densities'"), nullptr) << gpufmm_last_error_message();
+  o.densities = GPUFMM_LAPLACE_DENSITIES_ANY;
+  o.calibrate = 2;
+  EXPECT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, n, p.src.data(), 0, nullptr, &plan), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(gpufmm_last_error_message(), "'calibrate'"), nullptr) << gpufmm_last_error_message();
+  EXPECT_EQ(plan, nullptr);
+}
+
+}  // namespace
