@@ -2,7 +2,9 @@
 // (LaplacePlan::plan_times): argument checks, translation tables, the cost
 // model's keys and depth scan, the tree, the sorted coordinates, the plan
 // statistics and the GPU set-up (of which: tables to the device, grouped
-// M2L lists). Every case creates `--repeat` plans of the
+// M2L lists), and the calibration of p (issue 19 item 2; of which: the
+// references' direct sums, the set-ups at each p tried, the test evaluates,
+// the error estimates). Every case creates `--repeat` plans of the
 // same points and prints each (the first plan of a (p, precision) builds the
 // tables, later ones find them in the process-wide cache).
 //
@@ -46,11 +48,12 @@ int main(int argc, char** argv) {
   if (out)
     std::fprintf(out,
                  "device,threads,dist,n,distinct,precision,eps,p,l_max,rep,total_ms,check_ms,tables_ms,"
-                 "upload_ms,depth_keys_ms,depth_scan_ms,tree_ms,coords_ms,stats_ms,setup_ms,setup_tables_ms,setup_groups_ms\n");
+                 "upload_ms,depth_keys_ms,depth_scan_ms,tree_ms,coords_ms,stats_ms,setup_ms,setup_tables_ms,setup_groups_ms,"
+                 "calibrate_ms,cal_reference_ms,cal_setup_ms,cal_evaluate_ms,cal_estimate_ms\n");
   std::printf("device %s, %d OpenMP threads\n", dev.c_str(), omp_get_max_threads());
-  std::printf("%-9s %8s %4s %6s %7s %2s %2s %3s | %7s | %6s %6s %6s %6s %6s %6s %6s %6s %6s (%6s %6s)\n", "dist",
-              "n", "set", "prec", "eps", "p", "L", "rep", "total", "check", "tables", "upload", "dkeys", "dscan", "tree",
-              "coords", "stats", "setup", "s.tab", "s.grp");
+  std::printf("%-9s %8s %4s %6s %7s %2s %2s %3s | %7s | %6s %6s %6s %6s %6s %6s %6s %6s %6s (%6s %6s) %7s (%6s %6s %6s %6s)\n",
+              "dist", "n", "set", "prec", "eps", "p", "L", "rep", "total", "check", "tables", "upload", "dkeys", "dscan",
+              "tree", "coords", "stats", "setup", "s.tab", "s.grp", "calib", "c.ref", "c.set", "c.eval", "c.est");
   for (const auto& dname : dists) {
     gpufmm_test::Dist d;
     if (!gpufmm_test::parse_dist(dname, d)) {
@@ -79,16 +82,20 @@ int main(int argc, char** argv) {
             const double ms = 1e3;
             std::printf(
                 "%-9s %8lld %4s %6s %7.0e %2d %2d %3d | %7.2f | %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f "
-                "(%6.2f %6.2f)\n",
+                "(%6.2f %6.2f) %7.2f (%6.2f %6.2f %6.2f %6.2f)\n",
                 dname.c_str(), static_cast<long long>(n), distinct ? "dist" : "same", pr.c_str(), eps, P.p, P.l_max, r,
                 ms * wall, ms * t.check, ms * t.tables, ms * t.upload, ms * t.depth_keys, ms * t.depth_scan, ms * t.tree,
-                ms * t.coords, ms * t.stats, ms * t.setup, ms * t.setup_tables, ms * t.setup_groups);
+                ms * t.coords, ms * t.stats, ms * t.setup, ms * t.setup_tables, ms * t.setup_groups, ms * t.calibrate,
+                ms * t.cal_reference, ms * t.cal_setup, ms * t.cal_evaluate, ms * t.cal_estimate);
             if (out)
-              std::fprintf(out, "%s,%d,%s,%lld,%d,%s,%g,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+              std::fprintf(out,
+                           "%s,%d,%s,%lld,%d,%s,%g,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,"
+                           "%.4f,%.4f,%.4f,%.4f,%.4f\n",
                            dev.c_str(), omp_get_max_threads(), dname.c_str(), static_cast<long long>(n),
                            distinct ? 1 : 0, pr.c_str(), eps, P.p, P.l_max, r, ms * wall, ms * t.check,
                            ms * t.tables, ms * t.upload, ms * t.depth_keys, ms * t.depth_scan, ms * t.tree, ms * t.coords,
-                           ms * t.stats, ms * t.setup, ms * t.setup_tables, ms * t.setup_groups);
+                           ms * t.stats, ms * t.setup, ms * t.setup_tables, ms * t.setup_groups, ms * t.calibrate,
+                           ms * t.cal_reference, ms * t.cal_setup, ms * t.cal_evaluate, ms * t.cal_estimate);
             CHECK(gpufmm_laplace_plan_destroy(plan));
           }
         }

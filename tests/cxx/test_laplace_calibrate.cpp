@@ -10,13 +10,15 @@
 //    targets and distinct, signed charges and dipoles (densities CHARGES /
 //    DIPOLES); positive charges and both kinds (ANY) within eps;
 //  * what the plan reports: the measured error within eps / 2.2, the test
-//    evaluates, and the same p and measured error for the same points;
+//    evaluates, and the same p and measured error for the same points, on
+//    any number of threads;
 //  * calibrate = 0 keeps the worst-case model's p; a forced p and a sparse
 //    near field (the model's p plus its extra terms) are not calibrated;
 //  * the densities option: an evaluate with the kind the plan was not made
 //    for, bad option values.
 // Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -130,14 +132,18 @@ TEST(LaplaceCalibration, PlanReportsAndRepeats) {
   o.eps = 1e-6;
   o.l_max = 3;
   gpufmm_laplace_info_t info[3];
+  const int threads = omp_get_max_threads();
   for (int k = 0; k < 3; ++k) {
     o.calibrate = k < 2 ? 1 : 0;
+    omp_set_num_threads(k == 1 ? 1 : threads);  // the second plan on one thread
     gpufmm_laplace_plan_t plan = nullptr;
     ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 6000, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
     ASSERT_EQ(gpufmm_laplace_plan_info(plan, &info[k]), GPUFMM_SUCCESS);
     gpufmm_laplace_plan_destroy(plan);
   }
-  // Reproducible: fixed reference densities and samples.
+  omp_set_num_threads(threads);
+  // Reproducible, on any number of threads: fixed reference densities and
+  // samples, sums in a fixed order.
   EXPECT_EQ(info[0].p, info[1].p);
   EXPECT_EQ(info[0].measured_eps, info[1].measured_eps);
   EXPECT_EQ(info[0].calibration_evaluates, info[1].calibration_evaluates);

@@ -23,7 +23,9 @@
 // the magnitudes and the margin.
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -60,6 +62,23 @@ uint64_t splitmix64(uint64_t& s) {
 double symmetric_unit(uint64_t& s) {  // uniform in (-1, 1)
   return 2.0 * (double(splitmix64(s) >> 11) * 0x1.0p-53) - 1.0;
 }
+
+// Adds the seconds from its construction to stop() (or its end) to a field.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& field) : field_(field), t0_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() { stop(); }
+  void stop() {
+    if (done_) return;
+    done_ = true;
+    field_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  double& field_;
+  std::chrono::steady_clock::time_point t0_;
+  bool done_ = false;
+};
 
 // One reference density: charges (per = 1) or dipoles (per = 3).
 struct Reference {
@@ -157,30 +176,51 @@ Samples choose_samples(const LaplacePlan& P, const double* txyz) {
 // set of densities; their own errors, near-field sums mostly, scale with
 // their values (in float, rounding: kept, they alone missed 1e-5).
 double estimated_rel_l2(const std::vector<double>& fmm, const std::vector<double>& ref, const Samples& S, int per,
-                        std::vector<double>& v2, std::vector<int64_t>& order) {
+                        std::vector<double>& v2) {
   const int64_t nt = int64_t(fmm.size()) / per;
   v2.resize(size_t(nt));
+  // The sum in fixed blocks, added in order: the same bits on any number of
+  // threads (a plan's p must not depend on them).
+  constexpr int64_t kBlock = 4096;
+  const int64_t nblocks = (nt + kBlock - 1) / kBlock;
+  std::vector<double> partial(size_t(nblocks), 0.0);
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < nblocks; ++b) {
+    double sum = 0;
+    for (int64_t t = b * kBlock; t < std::min(nt, (b + 1) * kBlock); ++t) {
+      double s = 0;
+      for (int c = 0; c < per; ++c) s += fmm[size_t(t * per + c)] * fmm[size_t(t * per + c)];
+      v2[size_t(t)] = s;
+      sum += s;
+    }
+    partial[size_t(b)] = sum;
+  }
   double n = 0;
+  for (double x : partial) n += x;
+  // The kMaxDominant largest targets, largest first (one pass; a value
+  // enters only when it beats the smallest kept).
+  std::vector<std::pair<double, int64_t>> top;
+  top.reserve(size_t(kMaxDominant) + 1);
   for (int64_t t = 0; t < nt; ++t) {
-    double s = 0;
-    for (int c = 0; c < per; ++c) s += fmm[size_t(t * per + c)] * fmm[size_t(t * per + c)];
-    v2[size_t(t)] = s;
-    n += s;
+    const double v = v2[size_t(t)];
+    if (int64_t(top.size()) == kMaxDominant && !(v > top.back().first)) continue;
+    auto at = std::upper_bound(top.begin(), top.end(), v,
+                               [](double x, const std::pair<double, int64_t>& e) { return x > e.first; });
+    top.insert(at, {v, t});
+    if (int64_t(top.size()) > kMaxDominant) top.pop_back();
   }
   // Leave out, largest first, every target that holds more than 1/kDominant
-  // of what remains (at most kMaxDominant of them).
-  const int64_t top = std::min<int64_t>(nt, kMaxDominant);
-  order.resize(size_t(nt));
-  for (int64_t t = 0; t < nt; ++t) order[size_t(t)] = t;
-  std::partial_sort(order.begin(), order.begin() + top, order.end(),
-                    [&](int64_t a, int64_t b) { return v2[size_t(a)] > v2[size_t(b)]; });
-  int64_t left_out = 0;
-  while (left_out < top && v2[size_t(order[size_t(left_out)])] * kDominant > n)
-    n -= v2[size_t(order[size_t(left_out++)])];
-  std::sort(order.begin(), order.begin() + left_out);
+  // of what remains.
+  std::vector<int64_t> left_out;
+  for (const auto& e : top) {
+    if (!(e.first * kDominant > n)) break;
+    n -= e.first;
+    left_out.push_back(e.second);
+  }
+  std::sort(left_out.begin(), left_out.end());
   double e = 0;
   for (size_t i = 0; i < S.at.size(); ++i) {
-    if (std::binary_search(order.begin(), order.begin() + left_out, S.at[i])) continue;
+    if (std::binary_search(left_out.begin(), left_out.end(), S.at[i])) continue;
     for (int c = 0; c < per; ++c) {
       const double d = fmm[size_t(S.at[i] * per + c)] - ref[i * per + c];
       e += S.weight[i] * d * d;
@@ -193,6 +233,8 @@ double estimated_rel_l2(const std::vector<double>& fmm, const std::vector<double
 
 void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targets,
                        const std::function<void(int)>& set_p) {
+  LaplacePlanTimes& times = P.plan_times;
+  Stopwatch reference(times.cal_reference);
   const int pmax = P.single() ? kLaplaceMaxPFloat : kMaxP;
   const int64_t nt = P.ntrg, ns = P.nsrc;
   const double* txyz = targets != nullptr ? targets : sources;
@@ -228,19 +270,22 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
     nearfield::direct(P.ctx, kernels::KernelDesc{}, GPUFMM_FLOAT64, d);
   }
 
+  reference.stop();
+
   std::vector<double> pot, grad;
   allocating("the calibration's outputs", 32.0 * double(nt), [&] {
     pot.resize(size_t(nt));
     grad.resize(size_t(3 * nt));
   });
   std::vector<double> v2;  // scratch of estimated_rel_l2
-  std::vector<int64_t> order;
   int evaluates = 0;
   // Errors by p: of the first reference set, and the largest of all sets.
   std::vector<double> first(size_t(pmax + 1), -1.0), all(size_t(pmax + 1), -1.0);
   std::vector<uint8_t> complete(size_t(pmax + 1), 0);  // all[q] covers every set
   auto use = [&](int q) {
-    if (q != P.p) set_p(q);
+    if (q == P.p) return;
+    Stopwatch w(times.cal_setup);
+    set_p(q);
   };
   // A reference set that overflows (sources within ~1e-154 of a target in
   // double, ~1e-19 in float: the user's densities may be small enough there)
@@ -260,14 +305,17 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       a.pot = pot.data();
       a.grad = grad.data();
       try {
+        Stopwatch w(times.cal_evaluate);
         laplace_evaluate(P, a);
       } catch (const Error& err) {
         if (err.status() != GPUFMM_ERROR_ACCURACY) throw;
         throw Unmeasurable{};
       }
       ++evaluates;
-      const double e = checked(std::max(estimated_rel_l2(pot, r.pot, at, 1, v2, order),
-                                        estimated_rel_l2(grad, r.grad, at, 3, v2, order)));
+      Stopwatch w(times.cal_estimate);
+      const double e = checked(std::max(estimated_rel_l2(pot, r.pot, at, 1, v2),
+                                        estimated_rel_l2(grad, r.grad, at, 3, v2)));
+      w.stop();
       if (k == 0) first[size_t(q)] = e;
       all[size_t(q)] = std::max(all[size_t(q)], e);
     }

@@ -172,7 +172,11 @@ struct LaplacePlanTimes {
   double setup = 0;       // cuda::laplace_plan_setup (GPU context), of which:
   double setup_tables = 0;  //   translation tables to the device
   double setup_groups = 0;  //   grouped M2L entry lists (build_m2l_groups)
-  double calibrate = 0;     // laplace_calibrate (its set-ups included)
+  double calibrate = 0;     // laplace_calibrate, of which:
+  double cal_reference = 0;  //   samples and the references' direct sums
+  double cal_setup = 0;      //   the plan made ready at each p tried (tables, device set-up)
+  double cal_evaluate = 0;   //   the test evaluates
+  double cal_estimate = 0;   //   the errors estimated from their results
 };
 
 // Which boxes the CPU pipeline's far field computes (issue 14, defect 7).
