@@ -51,10 +51,11 @@ struct CalibrationResult {
 // Relative L2 error of a (per x nt) against ref, at every target: plain
 // (eq. 36), and over the targets left when those that dominate the norm of
 // ref are left out (largest first, each holding more than 1/32 of the rest;
-// at most 64), the norm the calibration uses (calibrate.cpp): with targets
-// close to sources a few pairs hold most of the norm, and how much depends
-// on the densities at those pairs, so the calibration leaves them out and
-// lands further below eps in the plain norm there.
+// at most 64, and one target in 64), the norm the calibration uses
+// (calibrate.cpp): with targets close to sources a few pairs hold most of
+// the norm, and how much depends on the densities at those pairs, so the
+// calibration leaves them out and lands further below eps in the plain
+// norm there.
 inline void rel_l2_plain_and_robust(const std::vector<double>& a, const std::vector<double>& ref, int per,
                                     double& plain, double& robust) {
   const size_t nt = ref.size() / size_t(per);
@@ -73,7 +74,7 @@ inline void rel_l2_plain_and_robust(const std::vector<double>& a, const std::vec
   std::vector<size_t> order(nt);
   for (size_t t = 0; t < nt; ++t) order[t] = t;
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return v[x] > v[y]; });
-  for (size_t k = 0; k < std::min<size_t>(nt, 64) && v[order[k]] * 32 > n; ++k) {
+  for (size_t k = 0; k < std::min<size_t>(nt / 64, 64) && v[order[k]] * 32 > n; ++k) {
     n -= v[order[k]];
     e -= d2[order[k]];
   }

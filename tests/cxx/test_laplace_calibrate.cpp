@@ -12,6 +12,7 @@
 //  * what the plan reports: the measured error within eps / 2.2, the test
 //    evaluates, and the same p and measured error for the same points, on
 //    any number of threads;
+//  * small problems (46-400 points) within eps;
 //  * calibrate = 0 keeps the worst-case model's p; a forced p and a sparse
 //    near field (the model's p plus its extra terms) are not calibrated;
 //  * the densities option: an evaluate with the kind the plan was not made
@@ -155,6 +156,32 @@ TEST(LaplaceCalibration, PlanReportsAndRepeats) {
   EXPECT_EQ(info[2].calibration_evaluates, 0);
   EXPECT_EQ(info[2].measured_eps, 0.0);
   EXPECT_LE(info[0].p, info[2].p - 5);
+}
+
+// Few targets (found by the C-API fuzzer: 46 points, l_max = 2): no target
+// is left out of the norm, so the estimate is the error itself (it was 0,
+// every target left out one by one, and p = 3 gave 4.8e-3 at eps 1e-6).
+TEST(LaplaceCalibration, SmallProblemsMeetEps) {
+  CpuContext c;
+  for (int64_t n : {46, 120, 400}) {
+    const NdProblem p = make_nd_problem(Dist::Uniform, n, -1, 1, kCharges, calibrate_seed() + 450 + n);
+    gpufmm_laplace_options_t o;
+    gpufmm_laplace_options_init(&o);
+    o.l_max = 2;
+    gpufmm_laplace_plan_t plan = nullptr;
+    ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, n, p.src.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+    NdOutputs out(p, false);
+    ASSERT_EQ(gpufmm_laplace_evaluate(plan, p.q.data(), nullptr, out.pot.data(), out.grad.data()), GPUFMM_SUCCESS);
+    gpufmm_laplace_info_t info;
+    gpufmm_laplace_plan_info(plan, &info);
+    gpufmm_laplace_plan_destroy(plan);
+    const NdErrors e = nd_errors(c.ctx, p, out);
+    const std::string what = "n = " + std::to_string(n) + note();
+    EXPECT_GT(info.calibration_evaluates, 0) << what;
+    EXPECT_GT(info.measured_eps, 0.0) << what;
+    EXPECT_LE(e.pot, 1e-6) << what;
+    EXPECT_LE(e.grad, 1e-6) << what;
+  }
 }
 
 TEST(LaplaceCalibration, ForcedPAndSparseTreesAreNotCalibrated) {

@@ -913,6 +913,7 @@ TEST(LaplaceFmmCostModel, CountsMatchTheTreeAndChoiceIsTheMinimum) {
         o.eps = 1e-3;
         o.stencil = stencil;
         o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;  // the cost model's depth scan (AUTO may take an adaptive tree)
+        o.calibrate = false;                   // counts only: no test evaluates
         auto plan = fmm::laplace_plan_create(ctx, o, p.ns, p.src.data(), p.nt, p.targets());
         const auto& d = plan->depth;
         ASSERT_GT(d.cost.size(), size_t(plan->l_max));

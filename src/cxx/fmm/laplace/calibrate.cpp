@@ -46,9 +46,11 @@ constexpr int kStartBelow = 4;
 // At most this many test evaluates (per reference density).
 constexpr int kMaxSteps = 6;
 // The norm of the result leaves out targets that dominate it: each holding
-// more than 1 / kDominant of the rest, at most kMaxDominant of them.
+// more than 1 / kDominant of the rest, at most kMaxDominant of them and at
+// most one target in kDominantShare.
 constexpr double kDominant = 32.0;
 constexpr int64_t kMaxDominant = 64;
+constexpr int64_t kDominantShare = 64;  // at most one target in this many
 // Bounds of the measured error ratio of one term (measured: 1.4-2.0).
 constexpr double kMinRatio = 1.2, kMaxRatio = 4.0;
 
@@ -197,17 +199,20 @@ double estimated_rel_l2(const std::vector<double>& fmm, const std::vector<double
   }
   double n = 0;
   for (double x : partial) n += x;
-  // The kMaxDominant largest targets, largest first (one pass; a value
-  // enters only when it beats the smallest kept).
+  // The largest targets, largest first: at most kMaxDominant, and at most
+  // one in kDominantShare of them (with few targets each would hold more
+  // than 1/kDominant of the rest once fewer than kDominant remained, and
+  // all would go). One pass; a value enters when it beats the smallest kept.
+  const int64_t keep = std::min<int64_t>(kMaxDominant, nt / kDominantShare);
   std::vector<std::pair<double, int64_t>> top;
-  top.reserve(size_t(kMaxDominant) + 1);
-  for (int64_t t = 0; t < nt; ++t) {
+  top.reserve(size_t(keep) + 1);
+  for (int64_t t = 0; t < nt && keep > 0; ++t) {
     const double v = v2[size_t(t)];
-    if (int64_t(top.size()) == kMaxDominant && !(v > top.back().first)) continue;
+    if (int64_t(top.size()) == keep && !(v > top.back().first)) continue;
     auto at = std::upper_bound(top.begin(), top.end(), v,
                                [](double x, const std::pair<double, int64_t>& e) { return x > e.first; });
     top.insert(at, {v, t});
-    if (int64_t(top.size()) > kMaxDominant) top.pop_back();
+    if (int64_t(top.size()) > keep) top.pop_back();
   }
   // Leave out, largest first, every target that holds more than 1/kDominant
   // of what remains.
