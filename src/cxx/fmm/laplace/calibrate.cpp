@@ -258,7 +258,7 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
   if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_CHARGES) refs.push_back(Reference{3, false, {}, {}, {}});
   uint64_t seed = 0xC0FFEEull;
   for (Reference& r : refs) {
-    allocating("the calibration's reference densities", 8.0 * double(r.per + 4) * double(ns), [&] {
+    allocating("the calibration's reference densities", 8.0 * (double(r.per) * double(ns) + 4.0 * double(m)), [&] {
       r.values.resize(size_t(r.per * ns));
       r.pot.resize(size_t(m));
       r.grad.resize(size_t(3 * m));
