@@ -91,7 +91,7 @@ module gpufmm_fmm
      real(real64) :: t_p2m = 0, t_upward = 0, t_downward = 0, t_l2p = 0, t_p2p = 0, t_total = 0
      logical :: adaptive = .false.  !< the octree is adaptive (options%tree)
      integer :: calibration_evaluates = 0  !< test evaluates of options%calibrate (0: none)
-     real(real64) :: measured_eps = 0      !< the relative L2 error they measured at p (0: not calibrated)
+     real(real64) :: measured_eps = 0      !< the relative L2 error they measured at p (0: none; > eps/2.2 only at the largest p)
   end type gpufmm_laplace_info
 
   ! The C struct gpufmm_laplace_info_t.

@@ -155,6 +155,9 @@ int run_fmm(const std::vector<std::string>& args) {
   if (info.calibration_evaluates > 0)
     std::printf("plan: %.4f s (p calibrated: %d test evaluates, measured error %.2e)\n\n", info.plan_seconds,
                 info.calibration_evaluates, info.measured_eps);
+  if (info.calibration_evaluates > 0 && info.measured_eps > eps)
+    std::fprintf(stderr, "gpufmm fmm: warning: the measured error %.2e is above eps %.1e; p = %d, the most terms the plan takes, "
+                 "reaches no further on these points\n", info.measured_eps, eps, info.p);
   else
     std::printf("plan: %.4f s\n\n", info.plan_seconds);
   // The profile as in papers/000 Table 8.
