@@ -100,33 +100,55 @@ __device__ __forceinline__ T near_diff(T t, T tl, T s, T sl) {
 }
 
 // kH: the Hessian too (the Laplace kernel's accumulate_hess), into h.
-template <class T, bool kC, bool kD, bool kG, int NT, bool kH, class Kern>
+// ND densities on the same points (charges sq[kk * kP2PBlock + jj], dipoles
+// likewise, accumulators v[kk][k] ...): the pair's geometry (differences,
+// distance, its powers) is formed once and serves all ND (the compiler
+// shares the identical subexpressions of the kernel's accumulate, which
+// stays the one formula); each density's sum runs over the sources in the
+// same order as with ND = 1.
+template <class T, bool kC, bool kD, bool kG, int NT, bool kH, int ND, class Kern>
 __device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, const T* sy, const T* sz,
                                          const T* sxl, const T* syl, const T* szl, const T* sq, const T* sdx,
                                          const T* sdy, const T* sdz, const T (&tx)[2], const T (&ty)[2],
                                          const T (&tz)[2], const T (&txl)[2], const T (&tyl)[2], const T (&tzl)[2],
-                                         T (&v)[2], T (&gx)[2], T (&gy)[2], T (&gz)[2], T (&h)[kH ? 2 : 1][6]) {
+                                         T (&v)[ND][2], T (&gx)[ND][2], T (&gy)[ND][2], T (&gz)[ND][2],
+                                         T (&h)[kH ? 2 : 1][6]) {
   constexpr bool kL = kSplit<T>;
+  constexpr int B = kP2PBlock;
 #pragma unroll 8
   for (int jj = 0; jj < m; ++jj) {
     const T xs = sx[jj], ys = sy[jj], zs = sz[jj];
     const T xl = kL ? sxl[jj] : T(0), yl = kL ? syl[jj] : T(0), zl = kL ? szl[jj] : T(0);
-    const T qs = kC ? sq[jj] : T(0);
-    const T dxs = kD ? sdx[jj] : T(0), dys = kD ? sdy[jj] : T(0), dzs = kD ? sdz[jj] : T(0);
 #pragma unroll
     for (int k = 0; k < NT; ++k) {
       const T rx = near_diff(tx[k], txl[k], xs, xl), ry = near_diff(ty[k], tyl[k], ys, yl),
               rz = near_diff(tz[k], tzl[k], zs, zl);
-      if constexpr (kH)
-        kern.template accumulate_hess<kC, kD>(
-            rx, ry, rz, qs, dxs, dys, dzs,
-            ::gpufmm::kernels::HessRef<T>{v[k], gx[k], gy[k], gz[k], h[k][0], h[k][1], h[k][2], h[k][3], h[k][4],
-                                          h[k][5]});
-      else
-        kern.template accumulate<kC, kD, kG>(rx, ry, rz, qs, dxs, dys, dzs, v[k], gx[k], gy[k], gz[k]);
+#pragma unroll
+      for (int kk = 0; kk < ND; ++kk) {
+        const int j = kk * B + jj;
+        const T qs = kC ? sq[j] : T(0);
+        const T dxs = kD ? sdx[j] : T(0), dys = kD ? sdy[j] : T(0), dzs = kD ? sdz[j] : T(0);
+        if constexpr (kH)
+          kern.template accumulate_hess<kC, kD>(
+              rx, ry, rz, qs, dxs, dys, dzs,
+              ::gpufmm::kernels::HessRef<T>{v[kk][k], gx[kk][k], gy[kk][k], gz[kk][k], h[k][0], h[k][1], h[k][2],
+                                            h[k][3], h[k][4], h[k][5]});
+        else
+          kern.template accumulate<kC, kD, kG>(rx, ry, rz, qs, dxs, dys, dzs, v[kk][k], gx[kk][k], gy[kk][k],
+                                               gz[kk][k]);
+      }
     }
   }
 }
+
+// Several densities on one geometry (k_p2p_bpb_nd): the first nk <= ND of
+// them are real, density kk's charges at q + kk * q_stride (dipoles d +
+// kk * d_stride; 3 per source), its results at pot + kk * pot_stride (grad +
+// kk * grad_stride; 3 per target). ND = 1: one density, strides unused.
+struct NdLayout {
+  int nk = 1;
+  int64_t q_stride = 0, d_stride = 0, pot_stride = 0, grad_stride = 0;
+};
 
 // Targets of one work unit of k_p2p_bpb (p2p_units.cuh).
 constexpr int kP2PPass = 2 * kP2PBlock;
@@ -141,14 +163,18 @@ constexpr int kP2PPass = 2 * kP2PBlock;
 // kP2PBlock: one tile load and one shared-memory read serve both, and the
 // two sums are independent chains). Pair math: the kernel struct's accumulate
 // (kH: accumulate_hess, the Hessian into hess, 6 per target; kG then too).
-template <class Kern, class T, bool kC, bool kD, bool kG, bool kH = false>
-__global__ void __launch_bounds__(kP2PBlock)
-    k_p2p_bpb(Kern kern, int64_t b0, int64_t nunits, const uint64_t* __restrict__ units, DevSet R, DevSet S, DevList nbl,
-              const double* __restrict__ sxyz, const double* __restrict__ txyz, const T* __restrict__ q,
-              const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad, T* __restrict__ hess) {
+// The body of k_p2p_bpb and k_p2p_bpb_nd (ND densities laid out as nl says).
+template <class Kern, class T, bool kC, bool kD, bool kG, bool kH, int ND>
+__device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nunits, const uint64_t* __restrict__ units,
+                                        const DevSet& R, const DevSet& S, const DevList& nbl,
+                                        const double* __restrict__ sxyz, const double* __restrict__ txyz,
+                                        const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ pot,
+                                        T* __restrict__ grad, T* __restrict__ hess, const NdLayout& nl) {
+  static_assert(ND == 1 || !kH, "the Hessian takes one density at a time");
   constexpr int B = kP2PBlock;
   constexpr bool kL = kSplit<T>;
-  __shared__ T sx[B], sy[B], sz[B], sq[kC ? B : 1], sdx[kD ? B : 1], sdy[kD ? B : 1], sdz[kD ? B : 1];
+  __shared__ T sx[B], sy[B], sz[B], sq[kC ? ND * B : 1], sdx[kD ? ND * B : 1], sdy[kD ? ND * B : 1],
+      sdz[kD ? ND * B : 1];
   __shared__ T sxl[kL ? B : 1], syl[kL ? B : 1], szl[kL ? B : 1];
   __shared__ int32_t pre[kMaxNeighbors + 1], sbeg[kMaxNeighbors];
   __shared__ int ne_s;
@@ -163,7 +189,7 @@ __global__ void __launch_bounds__(kP2PBlock)
       const bool two = te - t0 > B;  // the same for the whole block
       int32_t i[2];
       bool active[2];
-      T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[2], gx[2], gy[2], gz[2], h[kH ? 2 : 1][6];
+      T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[ND][2], gx[ND][2], gy[ND][2], gz[ND][2], h[kH ? 2 : 1][6];
       for (int k = 0; k < 2; ++k) {
         i[k] = t0 + k * B + threadIdx.x;
         active[k] = i[k] < te;
@@ -179,7 +205,7 @@ __global__ void __launch_bounds__(kP2PBlock)
             tzl[k] = near_coord_lo<T>(fr, 2, t[2]);
           }
         }
-        v[k] = gx[k] = gy[k] = gz[k] = T(0);
+        for (int kk = 0; kk < ND; ++kk) v[kk][k] = gx[kk][k] = gy[kk][k] = gz[kk][k] = T(0);
         if (kH)
           for (int c = 0; c < 6; ++c) h[k][c] = T(0);
       }
@@ -214,21 +240,27 @@ __global__ void __launch_bounds__(kP2PBlock)
             syl[threadIdx.x] = near_coord_lo<T>(fr, 1, sxyz[3 * si + 1]);
             szl[threadIdx.x] = near_coord_lo<T>(fr, 2, sxyz[3 * si + 2]);
           }
-          if (kC) sq[threadIdx.x] = q[si];
-          if (kD) {
-            sdx[threadIdx.x] = d[3 * si];
-            sdy[threadIdx.x] = d[3 * si + 1];
-            sdz[threadIdx.x] = d[3 * si + 2];
+#pragma unroll
+          for (int kk = 0; kk < ND; ++kk) {  // densities past nk: zeros
+            const bool real = ND == 1 || kk < nl.nk;
+            const int j = kk * B + threadIdx.x;
+            if (kC) sq[j] = real ? q[kk * nl.q_stride + si] : T(0);
+            if (kD) {
+              const T* dk = d + kk * nl.d_stride + 3 * si;
+              sdx[j] = real ? dk[0] : T(0);
+              sdy[j] = real ? dk[1] : T(0);
+              sdz[j] = real ? dk[2] : T(0);
+            }
           }
         }
         __syncthreads();
         const int m = n - j0 < B ? n - j0 : B;
         if (two) {
           if (active[0])
-            p2p_tile<T, kC, kD, kG, 2, kH>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl,
+            p2p_tile<T, kC, kD, kG, 2, kH, ND>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl,
                                            tyl, tzl, v, gx, gy, gz, h);
         } else if (active[0]) {
-          p2p_tile<T, kC, kD, kG, 1, kH>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
+          p2p_tile<T, kC, kD, kG, 1, kH, ND>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
                                          tzl, v, gx, gy, gz, h);
         }
         __syncthreads();
@@ -236,17 +268,43 @@ __global__ void __launch_bounds__(kP2PBlock)
       }
       for (int k = 0; k < 2; ++k)
         if (active[k]) {
-          if (pot) pot[i[k]] = v[k];
-          if (kG) {
-            grad[3 * int64_t(i[k])] = gx[k];
-            grad[3 * int64_t(i[k]) + 1] = gy[k];
-            grad[3 * int64_t(i[k]) + 2] = gz[k];
+#pragma unroll
+          for (int kk = 0; kk < ND; ++kk) {
+            if (ND > 1 && kk >= nl.nk) break;
+            if (pot) pot[kk * nl.pot_stride + i[k]] = v[kk][k];
+            if (kG) {
+              T* g = grad + kk * nl.grad_stride + 3 * int64_t(i[k]);
+              g[0] = gx[kk][k];
+              g[1] = gy[kk][k];
+              g[2] = gz[kk][k];
+            }
           }
           if constexpr (kH)
             for (int c = 0; c < 6; ++c) hess[6 * int64_t(i[k]) + c] = h[k][c];
         }
     }
   }
+}
+
+template <class Kern, class T, bool kC, bool kD, bool kG, bool kH = false>
+__global__ void __launch_bounds__(kP2PBlock)
+    k_p2p_bpb(Kern kern, int64_t b0, int64_t nunits, const uint64_t* __restrict__ units, DevSet R, DevSet S, DevList nbl,
+              const double* __restrict__ sxyz, const double* __restrict__ txyz, const T* __restrict__ q,
+              const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad, T* __restrict__ hess) {
+  p2p_bpb<Kern, T, kC, kD, kG, kH, 1>(kern, b0, nunits, units, R, S, nbl, sxyz, txyz, q, d, pot, grad, hess,
+                                      NdLayout{});
+}
+
+// BpB over ND densities on one geometry (nl: the first nl.nk are real):
+// each source tile and each pair's geometry serve all of them.
+template <class Kern, class T, bool kC, bool kD, bool kG, int ND>
+__global__ void __launch_bounds__(kP2PBlock)
+    k_p2p_bpb_nd(Kern kern, int64_t b0, int64_t nunits, const uint64_t* __restrict__ units, DevSet R, DevSet S,
+                 DevList nbl, const double* __restrict__ sxyz, const double* __restrict__ txyz,
+                 const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ pot, T* __restrict__ grad,
+                 NdLayout nl) {
+  p2p_bpb<Kern, T, kC, kD, kG, false, ND>(kern, b0, nunits, units, R, S, nbl, sxyz, txyz, q, d, pot, grad, nullptr,
+                                          nl);
 }
 
 // TpT: one thread per target, its leaf's near sources read from global memory.

@@ -15,6 +15,7 @@
 // measurements: docs/laplace_gpu.md.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -406,9 +407,55 @@ struct Eval {
     check_launch("laplace L2P kernel");
   }
 
-  // P2P: the near field on stream s (zeros where there are no sources).
-  void p2p(T* q, T* d, T* np, T* ng, T* nh, cudaStream_t s) {
+  // BpB over densities c .. c + 3 at once (k_p2p_bpb_nd; the last group
+  // padded with zero densities).
+  template <bool kC, bool kD, bool kG>
+  void p2p_launch_nd(const T* q, const T* d, T* pot, T* grad, int nd, cudaStream_t s) {
+    constexpr int ND = 4;
     const int64_t ns = P.nsrc, nt = P.ntrg;
+    if (G.p2p_nunits <= 0) return;
+    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
+    DevSet Rs = P.adaptive ? G.ad.rleaf : dev_set(tr, R);
+    DevList nbl = dev_list(P.lists->list[lists::kNeighbors]);
+    const int64_t b0 = P.adaptive ? 0 : R.level_offset[L];
+    if (P.adaptive) {
+      nbl.offsets = G.ad.u_off;
+      nbl.index = G.ad.u;
+    }
+    for (int c = 0; c < nd; c += ND) {
+      nf::NdLayout nl;
+      nl.nk = std::min(ND, nd - c);
+      nl.q_stride = ns;
+      nl.d_stride = 3 * ns;
+      nl.pot_stride = nt;
+      nl.grad_stride = 3 * nt;
+      nf::k_p2p_bpb_nd<kernels::Laplace<T>, T, kC, kD, kG, ND><<<blocks, nf::kP2PBlock, 0, s>>>(
+          kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, Rs, dev_set(tr, S), nbl, G.sxyz, G.txyz,
+          q ? q + c * ns : nullptr, d ? d + c * 3 * ns : nullptr, pot ? pot + c * nt : nullptr,
+          grad ? grad + c * 3 * nt : nullptr, nl);
+      check_launch("laplace P2P kernel");
+    }
+  }
+
+  // P2P: the near field of nd densities (one after the other in q, d, np,
+  // ng, nh) on stream s (zeros where there are no sources). Several
+  // densities without the Hessian go through the BpB schedule four at a
+  // time (one geometry read and one pair geometry for all four); the
+  // Hessian, and TpT, take them one by one.
+  void p2p(T* q, T* d, T* np, T* ng, T* nh, cudaStream_t s, int nd = 1) {
+    const int64_t ns = P.nsrc, nt = P.ntrg;
+    if (nd > 1 && ns > 0 && nt > 0 && !nh && (P.adaptive || G.k.p2p != GPUFMM_STRATEGY_TPT)) {
+      kernels::with_sources<true>(q != nullptr, d != nullptr, ng != nullptr, [&](auto c_, auto d_, auto g_) {
+        p2p_launch_nd<decltype(c_)::value, decltype(d_)::value, decltype(g_)::value>(q, d, np, ng, nd, s);
+      });
+      return;
+    }
+    if (nd > 1 && ns > 0) {
+      for (int k = 0; k < nd; ++k)
+        p2p(q ? q + k * ns : nullptr, d ? d + k * 3 * ns : nullptr, np ? np + k * nt : nullptr,
+            ng ? ng + k * 3 * nt : nullptr, nh ? nh + k * 6 * nt : nullptr, s);
+      return;
+    }
     if (ns > 0 && nt > 0 && nh) {
       kernels::with_sources<true>(q != nullptr, d != nullptr, true, [&](auto c_, auto d_, auto) {
         p2p_launch<decltype(c_)::value, decltype(d_)::value, true, true>(q, d, np, ng, nh, s);
@@ -418,17 +465,17 @@ struct Eval {
         p2p_launch<decltype(c_)::value, decltype(d_)::value, decltype(g_)::value, false>(q, d, np, ng, nullptr, s);
       });
     } else if (nt > 0) {
-      if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nt) * sizeof(T), s));
-      if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(3 * nt) * sizeof(T), s));
-      if (nh) GPUFMM_CUDA_CHECK(cudaMemsetAsync(nh, 0, size_t(6 * nt) * sizeof(T), s));
+      if (np) GPUFMM_CUDA_CHECK(cudaMemsetAsync(np, 0, size_t(nd) * size_t(nt) * sizeof(T), s));
+      if (ng) GPUFMM_CUDA_CHECK(cudaMemsetAsync(ng, 0, size_t(nd) * size_t(3 * nt) * sizeof(T), s));
+      if (nh) GPUFMM_CUDA_CHECK(cudaMemsetAsync(nh, 0, size_t(nd) * size_t(6 * nt) * sizeof(T), s));
     }
   }
 
   // Device pointers of one evaluate: the inputs in the user's order (device
   // arrays, or the staging copies of host inputs), the workspace, the outputs
   // in the user's order (device arrays or staging buffers).
-  // nd densities interleaved in the user's arrays (LaplaceEvalArgs), one at
-  // a time through the workspace.
+  // nd densities interleaved in the user's arrays (LaplaceEvalArgs); in the
+  // workspace (q .. fh) one after the other.
   template <class SS>
   struct Ptrs {
     const SS *uq = nullptr, *ud = nullptr;
@@ -442,27 +489,38 @@ struct Eval {
 
   // A stage-timing event. In a graph capture it becomes an event-record node
   // (cudaEventRecordExternal), so the stage times of a replay are measured too.
-  void mark(int i, cudaStream_t s, bool capturing) {
+  void record(cudaEvent_t e, cudaStream_t s, bool capturing) {
     if (capturing)
-      GPUFMM_CUDA_CHECK(cudaEventRecordWithFlags(G.ev[i], s, cudaEventRecordExternal));
+      GPUFMM_CUDA_CHECK(cudaEventRecordWithFlags(e, s, cudaEventRecordExternal));
     else
-      GPUFMM_CUDA_CHECK(cudaEventRecord(G.ev[i], s));
+      GPUFMM_CUDA_CHECK(cudaEventRecord(e, s));
+  }
+  void mark(int i, cudaStream_t s, bool capturing) { record(G.ev[i], s, capturing); }
+
+  // Event j (0: start, 1: after P2M, 2: M2M, 3: M2L/L2L, 4: L2P) of the far
+  // field of density kd: G.ev[1 + j] for the first, G.ev_far for the others.
+  cudaEvent_t far_event(int kd, int j) {
+    return kd == 0 ? G.ev[1 + j] : G.ev_far[size_t(5 * (kd - 1) + j)];
   }
 
   // The device work of an evaluate, from the input check to the permutation
   // of the results into the user's order: stream operations only (no host
   // synchronisation, no allocation), so that it can be captured into a graph.
-  // Density kd (the flags of the input check are cleared by the first).
+  // All x.nd densities: the near field of all at once (p2p), the far field
+  // one density after the other.
   template <class SS>
-  void enqueue(const Ptrs<SS>& x, bool capturing, int kd = 0) {
+  void enqueue(const Ptrs<SS>& x, bool capturing) {
     const int64_t ns = P.nsrc, nt = P.ntrg;
+    const int nd = x.nd;
     T *q = x.q, *d = x.d, *np = x.np, *ng = x.ng, *fp = x.fp, *fg = x.fg, *nh = x.nh, *fh = x.fh;
     mark(0, s0, capturing);
-    if (kd == 0) GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 3 * sizeof(unsigned long long), s0));
-    if (ns > 0) {
-      k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, x.uq, x.ud, q, d, x.nd, kd, G.bad);
-      check_launch("laplace permute-in kernel");
-    }
+    GPUFMM_CUDA_CHECK(cudaMemsetAsync(G.bad, 0xff, 3 * sizeof(unsigned long long), s0));
+    if (ns > 0)
+      for (int kd = 0; kd < nd; ++kd) {
+        k_permute_in<T, SS><<<blocks_for(G, ns, 256), 256, 0, s0>>>(ns, S.perm, x.uq, x.ud, q ? q + kd * ns : nullptr,
+                                                                     d ? d + kd * 3 * ns : nullptr, nd, kd, G.bad);
+        check_launch("laplace permute-in kernel");
+      }
     mark(1, s0, capturing);
 
     // Near field: on s1 concurrently with the far field (overlap), else on s0
@@ -474,45 +532,54 @@ struct Eval {
         GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(G.s1, G.fork, 0));
       }
       mark(6, sn, capturing);
-      p2p(q, d, np, ng, nh, sn);
+      p2p(q, d, np, ng, nh, sn, nd);
       mark(7, sn, capturing);
       if (G.k.overlap) GPUFMM_CUDA_CHECK(cudaEventRecord(G.join, sn));
     };
     if (G.k.overlap) near();
 
-    // Far field on s0.
-    if (x.M) {
-      T* M = x.M;
-      T* Lx = x.Lx;
-      uint8_t* hl = x.hl;
-      if (P.adaptive) {  // P2M and M2M interleaved by level (upward_adaptive)
-        mark(2, s0, capturing);
-        upward_adaptive(q, d, M);
+    // Far field on s0, density by density (the expansions are reused).
+    for (int kd = 0; kd < nd; ++kd) {
+      if (kd > 0) record(far_event(kd, 0), s0, capturing);
+      auto at = [&](int j) { record(far_event(kd, j), s0, capturing); };
+      if (x.M) {
+        T* M = x.M;
+        T* Lx = x.Lx;
+        uint8_t* hl = x.hl;
+        T* qk = q ? q + kd * ns : nullptr;
+        T* dk = d ? d + kd * 3 * ns : nullptr;
+        if (P.adaptive) {  // P2M and M2M interleaved by level (upward_adaptive)
+          at(1);
+          upward_adaptive(qk, dk, M);
+        } else {
+          p2m(qk, dk, M);
+          at(1);
+          m2m(M);
+        }
+        at(2);
+        // Downward: L = 0, has_local = 0 (an adaptive plan's P2L); then per
+        // level L2L, M2L.
+        GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
+        GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
+        if (P.adaptive) p2l(qk, dk, Lx, hl);
+        if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
+        for (int l = P.modified ? 1 : 2; l <= L; ++l) {
+          l2l(l, Lx, hl);
+          m2l(l, M, Lx, hl);
+        }
+        at(3);
+        T* fpk = fp ? fp + kd * nt : nullptr;
+        T* fgk = fg ? fg + kd * 3 * nt : nullptr;
+        T* fhk = fh ? fh + kd * 6 * nt : nullptr;
+        if (P.adaptive)
+          l2p_m2p_adaptive(M, Lx, hl, fpk, fgk, fhk);
+        else
+          l2p(Lx, hl, fpk, fgk, fhk);
       } else {
-        p2m(q, d, M);
-        mark(2, s0, capturing);
-        m2m(M);
+        for (int j = 1; j <= 3; ++j) at(j);
       }
-      mark(3, s0, capturing);
-      // Downward: L = 0, has_local = 0 (an adaptive plan's P2L); then per
-      // level L2L, M2L.
-      GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
-      GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
-      if (P.adaptive) p2l(q, d, Lx, hl);
-      if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
-      for (int l = P.modified ? 1 : 2; l <= L; ++l) {
-        l2l(l, Lx, hl);
-        m2l(l, M, Lx, hl);
-      }
-      mark(4, s0, capturing);
-      if (P.adaptive)
-        l2p_m2p_adaptive(M, Lx, hl, fp, fg, fh);
-      else
-        l2p(Lx, hl, fp, fg, fh);
-    } else {
-      for (int i = 2; i <= 4; ++i) mark(i, s0, capturing);
+      at(4);
     }
-    mark(5, s0, capturing);
     if (G.k.overlap)
       GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(s0, G.join, 0));
     else
@@ -520,11 +587,19 @@ struct Eval {
 
     // Outputs (user order), unless a result is not finite.
     if (nt > 0) {
-      k_check_results<T><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, np, fp, ng, fg, nh, fh, G.bad);
-      check_launch("laplace result check kernel");
-      k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, R.perm, np, fp, ng, fg, nh, fh, x.up, x.ug,
-                                                                   x.uh, x.nd, kd, G.bad);
-      check_launch("laplace permute-out kernel");
+      auto at = [](T* v, int64_t off) { return v ? v + off : nullptr; };
+      for (int kd = 0; kd < nd; ++kd) {
+        k_check_results<T><<<blocks_for(G, nt, 256), 256, 0, s0>>>(nt, at(np, kd * nt), at(fp, kd * nt),
+                                                                   at(ng, kd * 3 * nt), at(fg, kd * 3 * nt),
+                                                                   at(nh, kd * 6 * nt), at(fh, kd * 6 * nt), G.bad);
+        check_launch("laplace result check kernel");
+      }
+      for (int kd = 0; kd < nd; ++kd) {
+        k_permute_out<T, SS><<<blocks_for(G, nt, 256), 256, 0, s0>>>(
+            nt, R.perm, at(np, kd * nt), at(fp, kd * nt), at(ng, kd * 3 * nt), at(fg, kd * 3 * nt),
+            at(nh, kd * 6 * nt), at(fh, kd * 6 * nt), x.up, x.ug, x.uh, nd, kd, G.bad);
+        check_launch("laplace permute-out kernel");
+      }
     }
   }
 
@@ -556,15 +631,24 @@ struct Eval {
         x.ud = static_cast<const SS*>(st);
       }
     }
-    x.q = has_q ? ensure(G.q, size_t(ns), "laplace charges") : nullptr;
-    x.d = has_d ? ensure(G.d, size_t(3 * ns), "laplace dipoles") : nullptr;
-    x.np = want_pot ? ensure(G.near_pot, size_t(nt), "laplace potentials") : nullptr;
-    x.ng = want_grad ? ensure(G.near_grad, size_t(3 * nt), "laplace gradients") : nullptr;
-    x.nh = want_hess ? ensure(G.near_hess, size_t(6 * nt), "laplace Hessians") : nullptr;
+    // nd densities one after the other.
+    auto ws = [&](GpuData::Staging& st, int64_t per_density, const char* what) {
+      return static_cast<T*>(G.grow(st, nd * size_t(per_density) * sizeof(T), what));
+    };
+    x.q = has_q ? ws(G.q, ns, "laplace charges") : nullptr;
+    x.d = has_d ? ws(G.d, 3 * ns, "laplace dipoles") : nullptr;
+    x.np = want_pot ? ws(G.near_pot, nt, "laplace potentials") : nullptr;
+    x.ng = want_grad ? ws(G.near_grad, 3 * nt, "laplace gradients") : nullptr;
+    x.nh = want_hess ? ws(G.near_hess, 6 * nt, "laplace Hessians") : nullptr;
     const bool far = L >= 2 && ns > 0 && nt > 0;
-    x.fp = far && want_pot ? ensure(G.far_pot, size_t(nt), "laplace potentials") : nullptr;
-    x.fg = far && want_grad ? ensure(G.far_grad, size_t(3 * nt), "laplace gradients") : nullptr;
-    x.fh = far && want_hess ? ensure(G.far_hess, size_t(6 * nt), "laplace Hessians") : nullptr;
+    x.fp = far && want_pot ? ws(G.far_pot, nt, "laplace potentials") : nullptr;
+    x.fg = far && want_grad ? ws(G.far_grad, 3 * nt, "laplace gradients") : nullptr;
+    x.fh = far && want_hess ? ws(G.far_hess, 6 * nt, "laplace Hessians") : nullptr;
+    while (G.ev_far.size() < 5 * (nd - 1)) {
+      cudaEvent_t e = nullptr;
+      GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
+      G.ev_far.push_back(e);
+    }
     if (far) {
       x.M = ensure(G.M, size_t(S.nboxes * p2), "laplace multipoles");
       x.Lx = ensure(G.L, size_t(R.nboxes * p2), "laplace locals");
@@ -575,10 +659,9 @@ struct Eval {
     x.up = static_cast<SS*>(a.pot);
     x.ug = static_cast<SS*>(a.grad);
     x.uh = static_cast<SS*>(a.hess);
-    // Outputs through staging: host outputs, and device outputs of several
-    // densities (a later density may fail after an earlier one is written).
-    const bool staged_out = !a.on_context || nd > 1;
-    if (staged_out) {
+    // Host outputs through staging (device outputs are written after every
+    // density's results were checked).
+    if (!a.on_context) {
       if (x.up) x.up = static_cast<SS*>(G.grow(G.out_pot, nd * size_t(nt) * sizeof(SS), "laplace output staging"));
       if (x.ug) x.ug = static_cast<SS*>(G.grow(G.out_grad, nd * size_t(3 * nt) * sizeof(SS), "laplace output staging"));
       if (x.uh) x.uh = static_cast<SS*>(G.grow(G.out_hess, nd * size_t(6 * nt) * sizeof(SS), "laplace output staging"));
@@ -586,25 +669,20 @@ struct Eval {
 
     LaplaceStageTimes& tm = P.last;
     tm = LaplaceStageTimes();
-    if (nd == 1 && !want_hess) {
-      GraphKey key;
-      key.q = x.uq;
-      key.d = x.ud;
-      key.pot = x.up;
-      key.grad = x.ug;
-      key.dtype = int(a.dtype);
-      key.k = G.k;
-      G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
-    } else {  // one density after the other, kernel by kernel; stage times summed
-      for (int kd = 0; kd < a.nd; ++kd) {
-        enqueue(x, false, kd);
-        GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
-        add_stage_times(tm);
-        fail_if_bad(a, x, kd);
-      }
-    }
+    GraphKey key;
+    key.q = x.uq;
+    key.d = x.ud;
+    key.pot = x.up;
+    key.grad = x.ug;
+    key.hess = x.uh;
+    key.nd = a.nd;
+    key.dtype = int(a.dtype);
+    key.k = G.k;
+    const void* wsp[8] = {x.q, x.d, x.np, x.ng, x.nh, x.fp, x.fg, x.fh};
+    std::copy(wsp, wsp + 8, key.ws);
+    G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
+    fail_if_bad(a, x);
 
-    if (nd == 1 && !want_hess) fail_if_bad(a, x, 0);
     if (!a.on_context && nt > 0) {  // staged through pinned chunks (cuda/common/staging.cu)
       auto down = [&](void* user, const SS* st, size_t per) {
         if (user) gpufmm::cuda::staged_download(P.ctx, user, st, nd * per * size_t(nt) * sizeof(SS), plan::parallel_copy);
@@ -612,70 +690,69 @@ struct Eval {
       down(a.pot, x.up, 1);
       down(a.grad, x.ug, 3);
       down(a.hess, x.uh, 6);
-    } else if (staged_out && nt > 0) {  // device arrays of several densities
-      auto copy = [&](void* user, const SS* st, size_t per) {
-        if (user) backend_copy(P.ctx, user, st, nd * per * size_t(nt) * sizeof(SS));
-      };
-      copy(a.pot, x.up, 1);
-      copy(a.grad, x.ug, 3);
-      copy(a.hess, x.uh, 6);
-      backend_synchronize(P.ctx);
     }
-    if (nd == 1 && !want_hess) add_stage_times(tm);
+    add_stage_times(tm, a.nd);
     tm.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   }
 
-  // After the device work of density kd: the first bad input or result
-  // (G.bad) fails, named (nothing was written).
+  // After the device work: the first bad input or result (G.bad) fails,
+  // named with its density (nothing was written).
   template <class SS>
-  void fail_if_bad(const LaplaceEvalArgs& a, const Ptrs<SS>& x, int kd) {
+  void fail_if_bad(const LaplaceEvalArgs& a, const Ptrs<SS>& x) {
     unsigned long long bad[3] = {kNoBad, kNoBad, kNoBad};
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(bad, G.bad, sizeof bad, cudaMemcpyDeviceToHost, s0));
     GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    const int nd = a.nd;
+    auto of = [&](int kd) { return nd > 1 ? " of density " + std::to_string(kd) + " (0-based)" : std::string(); };
     if (bad[0] != kNoBad || bad[1] != kNoBad) {
       const bool is_q = bad[0] != kNoBad;
       const int64_t i = static_cast<int64_t>(is_q ? bad[0] : bad[1]);
-      SS v[3] = {SS(0), SS(0), SS(0)};
-      const SS* base = static_cast<const SS*>(is_q ? a.charges : a.dipoles);
       const int per = is_q ? 1 : 3;
-      const int64_t nd = a.nd;
-      for (int k = 0; k < per; ++k) {  // density kd of source i
-        const SS* at = base + kd + nd * (per * i + k);
-        if (a.on_context)
-          backend_download(P.ctx, v + k, at, sizeof(SS), false);
-        else
-          v[k] = *at;
-      }
-      const std::string of = a.nd > 1 ? " of density " + std::to_string(kd) + " (0-based)" : "";
+      std::vector<SS> v(size_t(per * nd));  // source i's values, density fastest
+      const SS* at = static_cast<const SS*>(is_q ? a.charges : a.dipoles) + int64_t(nd) * per * i;
+      if (a.on_context)
+        backend_download(P.ctx, v.data(), at, v.size() * sizeof(SS), false);
+      else
+        std::copy(at, at + v.size(), v.begin());
+      int kd = 0;  // the first density with a bad value at source i
+      while (kd + 1 < nd && std::isfinite(double(v[size_t(kd)])) &&
+             (per == 1 || (std::isfinite(double(v[size_t(kd + nd)])) && std::isfinite(double(v[size_t(kd + 2 * nd)])))))
+        ++kd;
       if (is_q)
-        fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'charges': charge ", i, " (0-based)", of, " is NaN or Inf (",
-             double(v[0]), ")");
-      fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dipoles': dipole ", i,
-           " (0-based)", of, " has a NaN or Inf component (", double(v[0]), ", ", double(v[1]), ", ", double(v[2]),
-           ")");
+        fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'charges': charge ", i, " (0-based)", of(kd), " is NaN or Inf (",
+             double(v[size_t(kd)]), ")");
+      fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'dipoles': dipole ", i, " (0-based)", of(kd),
+           " has a NaN or Inf component (", double(v[size_t(kd)]), ", ", double(v[size_t(kd + nd)]), ", ",
+           double(v[size_t(kd + 2 * nd)]), ")");
     }
     if (bad[2] != kNoBad) {  // a result overflowed T: report it (nothing was written)
-      const int64_t i = static_cast<int64_t>(bad[2]);
+      const int64_t i = static_cast<int64_t>(bad[2]), nt = P.ntrg;
       int32_t user = 0;
-      T v[8] = {};  // near pot, far pot, near grad xyz, far grad xyz
       backend_download(P.ctx, &user, R.perm + i, sizeof user, false);
-      if (x.np) backend_download(P.ctx, v, x.np + i, sizeof(T), false);
-      if (x.fp) backend_download(P.ctx, v + 1, x.fp + i, sizeof(T), false);
-      if (x.ng) backend_download(P.ctx, v + 2, x.ng + 3 * i, 3 * sizeof(T), false);
-      if (x.fg) backend_download(P.ctx, v + 5, x.fg + 3 * i, 3 * sizeof(T), false);
-      const double g[3] = {double(v[2] + v[5]), double(v[3] + v[6]), double(v[4] + v[7])};
-      fail_nonfinite_result(P, user, double(v[0] + v[1]), x.ng ? g : nullptr);
+      for (int kd = 0; kd < nd; ++kd) {  // the first density whose sum is not finite there
+        T v[8] = {};  // near pot, far pot, near grad xyz, far grad xyz
+        if (x.np) backend_download(P.ctx, v, x.np + kd * nt + i, sizeof(T), false);
+        if (x.fp) backend_download(P.ctx, v + 1, x.fp + kd * nt + i, sizeof(T), false);
+        if (x.ng) backend_download(P.ctx, v + 2, x.ng + kd * 3 * nt + 3 * i, 3 * sizeof(T), false);
+        if (x.fg) backend_download(P.ctx, v + 5, x.fg + kd * 3 * nt + 3 * i, 3 * sizeof(T), false);
+        const double g[3] = {double(v[2] + v[5]), double(v[3] + v[6]), double(v[4] + v[7])};
+        const double pot = double(v[0] + v[1]);
+        const bool finite = std::isfinite(pot) && std::isfinite(g[0]) && std::isfinite(g[1]) && std::isfinite(g[2]);
+        if (!finite || kd + 1 == nd) fail_nonfinite_result(P, user, pot, x.ng ? g : nullptr);
+      }
     }
   }
 
-  // Adds the stage times of the last enqueue (its events) to tm.
-  void add_stage_times(LaplaceStageTimes& tm) {
-    cudaEvent_t* ev = G.ev;
-    tm.p2m += elapsed(ev[1], ev[2]);
-    tm.upward += elapsed(ev[2], ev[3]);
-    tm.downward += elapsed(ev[3], ev[4]);
-    tm.l2p += elapsed(ev[4], ev[5]);
-    tm.p2p += elapsed(ev[6], ev[7]);
+  // The stage times of the last enqueue (its events), the far field's
+  // summed over the nd densities.
+  void add_stage_times(LaplaceStageTimes& tm, int nd) {
+    for (int kd = 0; kd < nd; ++kd) {
+      tm.p2m += elapsed(far_event(kd, 0), far_event(kd, 1));
+      tm.upward += elapsed(far_event(kd, 1), far_event(kd, 2));
+      tm.downward += elapsed(far_event(kd, 2), far_event(kd, 3));
+      tm.l2p += elapsed(far_event(kd, 3), far_event(kd, 4));
+    }
+    tm.p2p += elapsed(G.ev[6], G.ev[7]);
   }
 };
 

@@ -38,16 +38,20 @@ constexpr size_t kScratchBudget = size_t(512) << 20;  // per-thread work slots, 
 
 // What makes the device work of two evaluates the same graph: the user's
 // device pointers (or the staging buffers of the host API), what is given and
-// wanted, the user's precision and the kernel strategies (laplace_gpu_kernels
-// may change them between evaluates). Everything else (workspace, tables,
-// tree) belongs to the plan and does not change between evaluates.
+// wanted, the number of densities, the user's precision, the kernel
+// strategies (laplace_gpu_kernels may change them between evaluates) and the
+// workspace of the densities (grown with nd). Everything else (tables, tree,
+// expansions) belongs to the plan and does not change between evaluates.
 struct GraphKey {
   const void *q = nullptr, *d = nullptr;
-  void *pot = nullptr, *grad = nullptr;
+  void *pot = nullptr, *grad = nullptr, *hess = nullptr;
+  int nd = 1;
   int dtype = -1;
   LaplaceGpuKernels k;
+  const void* ws[8] = {};
   bool operator==(const GraphKey& o) const {
-    return q == o.q && d == o.d && pot == o.pot && grad == o.grad && dtype == o.dtype && k == o.k;
+    return q == o.q && d == o.d && pot == o.pot && grad == o.grad && hess == o.hess && nd == o.nd &&
+           dtype == o.dtype && k == o.k && std::equal(ws, ws + 8, o.ws);
   }
 };
 
@@ -60,6 +64,9 @@ struct GpuData {
   size_t smem_optin = 48 << 10;
   cudaStream_t s1 = nullptr;
   cudaEvent_t ev[kNumEvents] = {};  // stage timing
+  // Stage timing of the far field of densities 1 .. nd - 1 (5 each: start,
+  // after P2M, M2M, M2L/L2L, L2P), grown with nd.
+  std::vector<cudaEvent_t> ev_far;
   cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
   // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
   // replayed while the arguments (GraphKey) stay the same.
@@ -86,16 +93,16 @@ struct GpuData {
   void* M = nullptr;
   void* L = nullptr;
   uint8_t* has_local = nullptr;
-  void *q = nullptr, *d = nullptr;
-  void *near_pot = nullptr, *near_grad = nullptr, *far_pot = nullptr, *far_grad = nullptr;
-  void *near_hess = nullptr, *far_hess = nullptr;
-  // Staging of host inputs and of outputs (host API; device arrays with
-  // nd > 1, so that nothing is written before every density succeeded):
-  // nd densities, grown to the largest nd seen (grow).
+  // Blocks grown to the largest nd seen (grow).
   struct Staging {
     void* p = nullptr;
     size_t bytes = 0;
   };
+  // Densities in Morton order and their near- and far-field results, nd
+  // densities one after the other.
+  Staging q, d, near_pot, near_grad, far_pot, far_grad, near_hess, far_hess;
+  // Staging of host inputs and of outputs (host API; device arrays with
+  // nd > 1, so that nothing is written before every density succeeded).
   Staging in_q, in_d, out_pot, out_grad, out_hess;
   void* scratch = nullptr;
   int64_t scratch_threads = 0;
@@ -142,6 +149,7 @@ struct GpuData {
     graph.reset();
     for (auto& e : ev)
       if (e) (void)cudaEventDestroy(e);
+    for (auto& e : ev_far) (void)cudaEventDestroy(e);
     if (fork) (void)cudaEventDestroy(fork);
     if (join) (void)cudaEventDestroy(join);
     for (void* p : blocks) backend_free(*ctx, p);
