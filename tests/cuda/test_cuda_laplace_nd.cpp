@@ -1,11 +1,13 @@
 // Several densities on one geometry on the CUDA backend (issue 20, item 2:
-// the near field of up to four densities per pass over the sources, every
-// density in one CUDA graph):
+// P2P, P2M and L2P take up to four densities per pass over the points,
+// every density is in one CUDA graph):
 //  * gpufmm_laplace_evaluate_nd on a GPU context == on a CPU context (1e-12
 //    relative in double, 2e-5 in float) and == the GPU's evaluate of each
 //    density alone (1e-14 in double), for nd = 2, 5 and 8 (a last group of
 //    four with padding), charges / dipoles / both, potential and/or
-//    gradient, uniform trees (BpB and TpT near field) and adaptive ones;
+//    gradient, uniform trees (BpB and TpT near field) and adaptive ones,
+//    the P2M and L2P kernels that take four densities and some that take
+//    one;
 //    within eps of the double direct sum;
 //  * repeated evaluates (run, capture, replay of the graph) give the same
 //    bits; nd changing on one plan (5, 2, 5) gives a fresh plan's results;
@@ -42,6 +44,7 @@ struct Case {
   Dist dist = Dist::Uniform;
   bool adaptive = false;
   int p2p = GPUFMM_STRATEGY_BPB;
+  int p2m = GPUFMM_STRATEGY_BPB, l2p = GPUFMM_STRATEGY_TPT;  // the defaults: several densities per walk
   int precision = GPUFMM_FLOAT64;
   int nd = 2;
   int kind = kCharges;
@@ -55,6 +58,8 @@ gpufmm_laplace_options_t options(const Case& c) {
   o.eps = c.precision == GPUFMM_FLOAT64 ? 1e-8 : 1e-4;
   o.calibrate = 0;  // the model's p: the same on both backends
   o.gpu_p2p = c.p2p;
+  o.gpu_p2m = c.p2m;
+  o.gpu_l2p = c.l2p;
   if (c.adaptive) {
     o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
     o.s_max = 48;
@@ -101,8 +106,9 @@ std::vector<double> of_density(const std::vector<double>& v, int nd, int k) {
 
 std::string name(const Case& c, uint64_t s) {
   char b[200];
-  std::snprintf(b, sizeof b, "%s %s%s nd %d %s%s%s %s seed %llu", dist_name(c.dist), c.adaptive ? "adaptive" : "uniform",
-                c.p2p == GPUFMM_STRATEGY_TPT ? " TpT" : "", c.nd, source_kind_name(c.kind), c.pot ? " pot" : "",
+  std::snprintf(b, sizeof b, "%s %s%s%s%s nd %d %s%s%s %s seed %llu", dist_name(c.dist),
+                c.adaptive ? "adaptive" : "uniform", c.p2p == GPUFMM_STRATEGY_TPT ? " p2p=tpt" : "",
+                c.p2m == GPUFMM_STRATEGY_WPB ? " p2m=wpb" : "", c.l2p == GPUFMM_STRATEGY_BPB ? " l2p=bpb" : "", c.nd, source_kind_name(c.kind), c.pot ? " pot" : "",
                 c.grad ? " grad" : "", c.precision == GPUFMM_FLOAT64 ? "double" : "float",
                 static_cast<unsigned long long>(s));
   return b;
@@ -118,6 +124,10 @@ TEST_F(CudaLaplaceNd, EqualsCpuAndEachDensityAloneAndMeetsEps) {
         c.dist = d;
         c.adaptive = d == Dist::Plummer;
         c.p2p = !c.adaptive && nd == 5 ? GPUFMM_STRATEGY_TPT : GPUFMM_STRATEGY_BPB;
+        // One density at a time where a kernel takes one (the others: the
+        // default BpB P2M and TpT L2P take four per walk).
+        if (nd == 8 && precision == GPUFMM_FLOAT64) c.l2p = GPUFMM_STRATEGY_BPB;
+        if (nd == 2 && precision == GPUFMM_FLOAT32) c.p2m = GPUFMM_STRATEGY_WPB;
         c.precision = precision;
         c.nd = nd;
         c.kind = i % 3;

@@ -36,5 +36,15 @@ struct DevList {
 __device__ __forceinline__ int64_t gtid() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t gstride() { return int64_t(gridDim.x) * blockDim.x; }
 
+// Several densities on one geometry (nearfield k_p2p_bpb_nd, the Laplace
+// FMM's P2M and L2P): the first nk of a kernel's ND are real; density k's
+// charges at q + k * q_stride (dipoles d + k * d_stride; 3 per source), its
+// results at pot + k * pot_stride (grad + k * grad_stride; 3 per target).
+// ND = 1: one density, strides unused.
+struct NdLayout {
+  int nk = 1;
+  int64_t q_stride = 0, d_stride = 0, pot_stride = 0, grad_stride = 0;
+};
+
 }  // namespace cuda
 }  // namespace gpufmm

@@ -36,6 +36,7 @@ namespace cuda {
 
 using gpufmm::cuda::DevList;
 using gpufmm::cuda::DevSet;
+using gpufmm::cuda::NdLayout;
 using gpufmm::cuda::gstride;
 using gpufmm::cuda::gtid;
 
@@ -140,15 +141,6 @@ __device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, c
     }
   }
 }
-
-// Several densities on one geometry (k_p2p_bpb_nd): the first nk <= ND of
-// them are real, density kk's charges at q + kk * q_stride (dipoles d +
-// kk * d_stride; 3 per source), its results at pot + kk * pot_stride (grad +
-// kk * grad_stride; 3 per target). ND = 1: one density, strides unused.
-struct NdLayout {
-  int nk = 1;
-  int64_t q_stride = 0, d_stride = 0, pot_stride = 0, grad_stride = 0;
-};
 
 // Targets of one work unit of k_p2p_bpb (p2p_units.cuh).
 constexpr int kP2PPass = 2 * kP2PBlock;

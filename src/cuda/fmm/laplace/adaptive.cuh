@@ -29,6 +29,22 @@ __global__ void k_l2p_tpt_levels(int64_t n, int p, tree::Cube cube, lists::Level
   }
 }
 
+// k_l2p_tpt_levels over ND densities (l2p_point_nd; L of density k at L +
+// k stride).
+template <class T, int ND>
+__global__ void k_l2p_tpt_levels_nd(int64_t n, int p, tree::Cube cube, lists::LevelOffsets roff, int l_max, DevSet R,
+                                    const int32_t* __restrict__ leaf_of, const double* __restrict__ xyz,
+                                    const T* __restrict__ L, int64_t stride, const uint8_t* __restrict__ has_local,
+                                    T* fp, T* fg, NdLayout nl,
+                                    const LaplaceWalkCoef<T>* __restrict__ walk) {
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    const int64_t b = leaf_of[i];
+    const int l = lists::level_of(roff, l_max, b);
+    l2p_point_nd<T, ND>(p, T(tree::box_size(cube, l)), L + b * int64_t(p) * p, stride, has_local[b] != 0, xyz, i,
+                        tree::level_frame(cube, l), R.box_key[b], fp, fg, nl, walk);
+  }
+}
+
 // M2P, block per receiver leaf (row r of the W list; blockDim 32 .. 128):
 // each W box's multipole is read into shared memory (p^2 values) and the
 // block's threads add its potential, gradient (and Hessian) at the leaf's

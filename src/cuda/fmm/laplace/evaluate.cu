@@ -60,11 +60,6 @@ struct Eval {
       : P(plan), G(g), tab(t), tr(*plan.tree), S(plan.tree->src), R(plan.tree->receivers()),
         s0(stream_of(plan.ctx)), p(plan.p), L(plan.l_max), p2(int64_t(plan.p) * plan.p) {}
 
-  T* ensure(void*& ptr, size_t count, const char* what) {
-    if (ptr == nullptr) ptr = G.alloc(count * sizeof(T), what);
-    return static_cast<T*>(ptr);
-  }
-
   T* scratch() {
     if (G.scratch == nullptr) {
       const size_t per = size_t(3) * p2 * sizeof(T);
@@ -233,24 +228,30 @@ struct Eval {
   // has them; enqueue runs them in order on the streams.
 
   // P2M: the multipoles of the source leaves (level L; an adaptive plan's
-  // leaves of level l: the boxes boxes[0 .. nb)).
-  void p2m(T* q, T* d, T* M) {
-    p2m_boxes(q, d, M, L, S.level_offset[L], S.level_offset[L + 1] - S.level_offset[L], nullptr, P.nsrc);
+  // leaves of level l: the boxes boxes[0 .. nb)). nk densities one after
+  // the other (q + k ns, d + 3 k ns) into M + k S.nboxes p^2.
+  void p2m(T* q, T* d, T* M, int nk = 1) {
+    p2m_boxes(q, d, M, L, S.level_offset[L], S.level_offset[L + 1] - S.level_offset[L], nullptr, P.nsrc, nk);
   }
 
-  // P2M into nb leaves of level l holding ns sources in all.
-  void p2m_boxes(T* q, T* d, T* M, int l, int64_t b0, int64_t nb, const int32_t* boxes, int64_t ns) {
+  // P2M into nb leaves of level l holding ns sources in all; nk densities
+  // (as p2m): BpB takes up to four per walk of each source's basis (when
+  // their accumulators fit in shared memory), the others one at a time.
+  void p2m_boxes(T* q, T* d, T* M, int l, int64_t b0, int64_t nb, const int32_t* boxes, int64_t ns, int nk = 1) {
     if (nb <= 0) return;
     const T h = T(tree::box_size(tr.cube, l));
     DevSet Sd = dev_set(S);
     Sd.leaf = tree::level_frame(tr.cube, l);
+    const int64_t nsrc = P.nsrc, Ms = S.nboxes * p2;
     // bpb: blocks of nw warps (shared memory nw x p2m_bpb_warp_bytes:
-    // 12320 B per warp at p = 22 double, 28448 B at p = 50), wpl warps
-    // per leaf: 1 (each coefficient summed over the leaf's sources in
-    // order, as on the CPU) when the leaves give >= 16 warps per SM,
-    // else 2 or 4 while the leaves average > 32 sources per warp.
-    const size_t p2m_wb = p2m_bpb_warp_bytes<T>(p);
-    if (G.k.p2m == GPUFMM_STRATEGY_BPB && p2m_wb <= G.smem_optin) {
+    // 12320 B per warp at p = 22 double, 28448 B at p = 50; with four
+    // densities 3 x p^2 values more), wpl warps per leaf: 1 (each
+    // coefficient summed over the leaf's sources in order, as on the CPU)
+    // when the leaves give >= 16 warps per SM, else 2 or 4 while the leaves
+    // average > 32 sources per warp.
+    const bool four = nk > 1 && p2m_bpb_warp_bytes<T>(p, kNdGroup) <= G.smem_optin;
+    const size_t p2m_wb = p2m_bpb_warp_bytes<T>(p, four ? kNdGroup : 1);
+    if (G.k.p2m == GPUFMM_STRATEGY_BPB && p2m_wb <= G.smem_optin && (nk == 1 || four)) {
       int nw = kP2MMaxWarps;
       while (nw > 1 && nw * p2m_wb > std::min<size_t>(G.smem_optin, 96u << 10)) nw /= 2;
       int wpl = G.k.p2m_warps;
@@ -264,13 +265,27 @@ struct Eval {
       const int per_block = nw / wpl;
       const unsigned blocks =
           static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((nb + per_block - 1) / per_block, 1 << 30)));
-      if (d) {
-        set_smem(k_p2m_bpb<T, true>, smem);
-        k_p2m_bpb<T, true><<<blocks, 32 * nw, smem, s0>>>(b0, nb, boxes, p, h, wpl, Sd, G.sxyz, q, d, M, tab.walk);
-      } else {
-        set_smem(k_p2m_bpb<T, false>, smem);
-        k_p2m_bpb<T, false><<<blocks, 32 * nw, smem, s0>>>(b0, nb, boxes, p, h, wpl, Sd, G.sxyz, q, d, M, tab.walk);
-      }
+      NdLayout nl;
+      nl.nk = nk;
+      nl.q_stride = nsrc;
+      nl.d_stride = 3 * nsrc;
+      nl.pot_stride = Ms;
+      auto launch = [&](auto kernel) {
+        set_smem(kernel, smem);
+        kernel<<<blocks, 32 * nw, smem, s0>>>(b0, nb, boxes, p, h, wpl, Sd, G.sxyz, q, d, M, tab.walk, nl);
+      };
+      if (d && four)
+        launch(k_p2m_bpb<T, true, kNdGroup>);
+      else if (four)
+        launch(k_p2m_bpb<T, false, kNdGroup>);
+      else if (d)
+        launch(k_p2m_bpb<T, true, 1>);
+      else
+        launch(k_p2m_bpb<T, false, 1>);
+    } else if (nk > 1) {
+      for (int k = 0; k < nk; ++k)
+        p2m_boxes(q ? q + k * nsrc : nullptr, d ? d + k * 3 * nsrc : nullptr, M + k * Ms, l, b0, nb, boxes, ns);
+      return;
     } else if (G.k.p2m != GPUFMM_STRATEGY_TPB) {  // wpb (also bpb where one warp's tile does not fit)
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
       k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, boxes, p, h, Sd, G.sxyz, q, d, M, tab.walk);
@@ -298,12 +313,14 @@ struct Eval {
   // Adaptive plans (issue 19): the multipoles bottom up, level by level:
   // M2M into the level's boxes (a leaf, without children, gets zero), then
   // P2M into its leaves.
-  void upward_adaptive(T* q, T* d, T* M) {
+  // nk densities as p2m.
+  void upward_adaptive(T* q, T* d, T* M, int nk = 1) {
     const GpuData::Adaptive& a = G.ad;
     for (int l = L; l >= 2; --l) {
-      if (l < L) m2m_level(l, M);
+      if (l < L)
+        for (int k = 0; k < nk; ++k) m2m_level(l, M + k * S.nboxes * p2);
       const int64_t k0 = a.src_level[size_t(l)], k1 = a.src_level[size_t(l) + 1];
-      p2m_boxes(q, d, M, l, 0, k1 - k0, a.src_leaves + k0, a.src_level_points[size_t(l)]);
+      p2m_boxes(q, d, M, l, 0, k1 - k0, a.src_leaves + k0, a.src_level_points[size_t(l)], nk);
     }
   }
 
@@ -322,6 +339,34 @@ struct Eval {
   // Adaptive plans: L2P at the receiver leaves of every level (TpT with the
   // level of each target's leaf, or BpB / TpB level by level), then M2P of
   // the W rows into the same far-field outputs.
+  // nk densities (M + k S.nboxes p^2, Lx + k R.nboxes p^2; results at
+  // fp + k nt, fg + 3 k nt, fh + 6 k nt): TpT without the Hessian takes up
+  // to four per walk of each target's basis, the rest one at a time.
+  void l2p_m2p_adaptive(const T* M, T* Lx, uint8_t* hl, T* fp, T* fg, T* fh, int nk) {
+    const GpuData::Adaptive& a = G.ad;
+    const int64_t nt = P.ntrg, Ms = S.nboxes * p2, Ls = R.nboxes * p2;
+    if (nk > 1 && G.k.l2p == GPUFMM_STRATEGY_TPT && !fh) {
+      k_l2p_tpt_levels_nd<T, kNdGroup><<<blocks_for(G, nt, 128), 128, 0, s0>>>(
+          nt, p, tr.cube, a.roff, L, dev_set(R), G.leaf_of, G.txyz, Lx, Ls, hl, fp, fg, nd_out(nk), tab.walk);
+      check_launch("laplace L2P kernel");
+      for (int k = 0; k < nk; ++k) m2p_adaptive(M + k * Ms, out_at(fp, k, 1), out_at(fg, k, 3), nullptr);
+      return;
+    }
+    for (int k = 0; k < nk; ++k)
+      l2p_m2p_adaptive(M + k * Ms, Lx + k * Ls, hl, out_at(fp, k, 1), out_at(fg, k, 3), out_at(fh, k, 6));
+  }
+
+  // Density k's results in an output of per values per target.
+  T* out_at(T* v, int k, int per) const { return v ? v + int64_t(k) * per * P.ntrg : nullptr; }
+  // The output layout of nk densities (results one density after the other).
+  NdLayout nd_out(int nk) const {
+    NdLayout nl;
+    nl.nk = nk;
+    nl.pot_stride = P.ntrg;
+    nl.grad_stride = 3 * P.ntrg;
+    return nl;
+  }
+
   void l2p_m2p_adaptive(const T* M, T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
     const GpuData::Adaptive& a = G.ad;
     if (G.k.l2p == GPUFMM_STRATEGY_TPT) {
@@ -335,6 +380,12 @@ struct Eval {
         l2p_leaves(l, 0, nb, a.leaves + k0, per_leaf, Lx, hl, fp, fg, fh);
       }
     }
+    m2p_adaptive(M, fp, fg, fh);
+  }
+
+  // Adaptive plans: M2P of the W rows, added to the far-field outputs.
+  void m2p_adaptive(const T* M, T* fp, T* fg, T* fh) {
+    const GpuData::Adaptive& a = G.ad;
     if (a.nleaves > 0 && a.nw > 0) {
       const size_t smem = size_t(p2) * sizeof(T);
       set_smem(k_m2p_bpb<T>, smem);
@@ -373,6 +424,19 @@ struct Eval {
   }
 
   // L2P: the far field at the targets.
+  // nk densities as l2p_m2p_adaptive.
+  void l2p(T* Lx, uint8_t* hl, T* fp, T* fg, T* fh, int nk) {
+    const int64_t nt = P.ntrg, Ls = R.nboxes * p2;
+    if (nk > 1 && G.k.l2p == GPUFMM_STRATEGY_TPT && !fh) {
+      k_l2p_tpt_nd<T, kNdGroup><<<blocks_for(G, nt, 128), 128, 0, s0>>>(
+          nt, p, T(tree::box_size(tr.cube, L)), dev_set(tr, R), G.leaf_of, G.txyz, Lx, Ls, hl, fp, fg, nd_out(nk),
+          tab.walk);
+      check_launch("laplace L2P kernel");
+      return;
+    }
+    for (int k = 0; k < nk; ++k) l2p(Lx + k * Ls, hl, out_at(fp, k, 1), out_at(fg, k, 3), out_at(fh, k, 6));
+  }
+
   void l2p(T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
     const int64_t nt = P.ntrg;
     const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
@@ -411,7 +475,7 @@ struct Eval {
   // padded with zero densities).
   template <bool kC, bool kD, bool kG>
   void p2p_launch_nd(const T* q, const T* d, T* pot, T* grad, int nd, cudaStream_t s) {
-    constexpr int ND = 4;
+    constexpr int ND = kNdGroup;
     const int64_t ns = P.nsrc, nt = P.ntrg;
     if (G.p2p_nunits <= 0) return;
     const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
@@ -498,9 +562,10 @@ struct Eval {
   void mark(int i, cudaStream_t s, bool capturing) { record(G.ev[i], s, capturing); }
 
   // Event j (0: start, 1: after P2M, 2: M2M, 3: M2L/L2L, 4: L2P) of the far
-  // field of density kd: G.ev[1 + j] for the first, G.ev_far for the others.
-  cudaEvent_t far_event(int kd, int j) {
-    return kd == 0 ? G.ev[1 + j] : G.ev_far[size_t(5 * (kd - 1) + j)];
+  // field of density group g: G.ev[1 + j] for the first, G.ev_far for the
+  // others.
+  cudaEvent_t far_event(int g, int j) {
+    return g == 0 ? G.ev[1 + j] : G.ev_far[size_t(5 * (g - 1) + j)];
   }
 
   // The device work of an evaluate, from the input check to the permutation
@@ -538,43 +603,56 @@ struct Eval {
     };
     if (G.k.overlap) near();
 
-    // Far field on s0, density by density (the expansions are reused).
-    for (int kd = 0; kd < nd; ++kd) {
-      if (kd > 0) record(far_event(kd, 0), s0, capturing);
-      auto at = [&](int j) { record(far_event(kd, j), s0, capturing); };
+    // Far field on s0, kNdGroup densities at a time (their expansions one
+    // after the other in M and Lx, reused by the next group).
+    for (int g = 0; g * kNdGroup < nd; ++g) {
+      const int k0 = g * kNdGroup, nk = std::min(kNdGroup, nd - k0);
+      if (g > 0) record(far_event(g, 0), s0, capturing);
+      auto at = [&](int j) { record(far_event(g, j), s0, capturing); };
       if (x.M) {
         T* M = x.M;
         T* Lx = x.Lx;
         uint8_t* hl = x.hl;
-        T* qk = q ? q + kd * ns : nullptr;
-        T* dk = d ? d + kd * 3 * ns : nullptr;
+        const int64_t Ms = S.nboxes * p2, Ls = R.nboxes * p2;
+        T* qg = q ? q + k0 * ns : nullptr;
+        T* dg = d ? d + k0 * 3 * ns : nullptr;
         if (P.adaptive) {  // P2M and M2M interleaved by level (upward_adaptive)
           at(1);
-          upward_adaptive(qk, dk, M);
+          upward_adaptive(qg, dg, M, nk);
         } else {
-          p2m(qk, dk, M);
+          p2m(qg, dg, M, nk);
           at(1);
-          m2m(M);
+          for (int k = 0; k < nk; ++k) m2m(M + k * Ms);
         }
         at(2);
-        // Downward: L = 0, has_local = 0 (an adaptive plan's P2L); then per
-        // level L2L, M2L.
-        GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx, 0, size_t(R.nboxes * p2) * sizeof(T), s0));
-        GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
-        if (P.adaptive) p2l(qk, dk, Lx, hl);
-        if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(M, Lx, hl);  // every level at once, then L2L level by level
-        for (int l = P.modified ? 1 : 2; l <= L; ++l) {
-          l2l(l, Lx, hl);
-          m2l(l, M, Lx, hl);
+        // Downward, density by density: L = 0, has_local = 0 (an adaptive
+        // plan's P2L); then per level L2L, M2L. has_local follows from the
+        // lists alone: the same for every density.
+        for (int k = 0; k < nk; ++k) {
+          T* Mk = M + k * Ms;
+          T* Lk = Lx + k * Ls;
+          GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lk, 0, size_t(Ls) * sizeof(T), s0));
+          GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
+          if (P.adaptive) p2l(qg ? qg + k * ns : nullptr, dg ? dg + k * 3 * ns : nullptr, Lk, hl);
+          if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(Mk, Lk, hl);  // every level at once, then L2L level by level
+          for (int l = P.modified ? 1 : 2; l <= L; ++l) {
+            l2l(l, Lk, hl);
+            m2l(l, Mk, Lk, hl);
+          }
         }
+        // The locals past nk of a smaller last group: zeros for the L2P
+        // that walks kNdGroup expansions (their results are not written).
+        if (nd > 1)
+          for (int k = nk; k < kNdGroup; ++k)
+            GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lx + k * Ls, 0, size_t(Ls) * sizeof(T), s0));
         at(3);
-        T* fpk = fp ? fp + kd * nt : nullptr;
-        T* fgk = fg ? fg + kd * 3 * nt : nullptr;
-        T* fhk = fh ? fh + kd * 6 * nt : nullptr;
+        T* fpg = fp ? fp + k0 * nt : nullptr;
+        T* fgg = fg ? fg + k0 * 3 * nt : nullptr;
+        T* fhg = fh ? fh + k0 * 6 * nt : nullptr;
         if (P.adaptive)
-          l2p_m2p_adaptive(M, Lx, hl, fpk, fgk, fhk);
+          l2p_m2p_adaptive(M, Lx, hl, fpg, fgg, fhg, nk);
         else
-          l2p(Lx, hl, fpk, fgk, fhk);
+          l2p(Lx, hl, fpg, fgg, fhg, nk);
       } else {
         for (int j = 1; j <= 3; ++j) at(j);
       }
@@ -644,14 +722,15 @@ struct Eval {
     x.fp = far && want_pot ? ws(G.far_pot, nt, "laplace potentials") : nullptr;
     x.fg = far && want_grad ? ws(G.far_grad, 3 * nt, "laplace gradients") : nullptr;
     x.fh = far && want_hess ? ws(G.far_hess, 6 * nt, "laplace Hessians") : nullptr;
-    while (G.ev_far.size() < 5 * (nd - 1)) {
+    while (G.ev_far.size() < 5 * ((nd - 1) / kNdGroup)) {
       cudaEvent_t e = nullptr;
       GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
       G.ev_far.push_back(e);
     }
     if (far) {
-      x.M = ensure(G.M, size_t(S.nboxes * p2), "laplace multipoles");
-      x.Lx = ensure(G.L, size_t(R.nboxes * p2), "laplace locals");
+      const size_t ng = size_t(a.nd > 1 ? kNdGroup : 1);  // the L2P of a last, smaller group reads kNdGroup
+      x.M = static_cast<T*>(G.grow(G.M, ng * size_t(S.nboxes * p2) * sizeof(T), "laplace multipoles"));
+      x.Lx = static_cast<T*>(G.grow(G.L, ng * size_t(R.nboxes * p2) * sizeof(T), "laplace locals"));
       if (G.has_local == nullptr)
         G.has_local = static_cast<uint8_t*>(G.alloc(size_t(R.nboxes), "laplace has_local"));
       x.hl = G.has_local;
@@ -678,8 +757,8 @@ struct Eval {
     key.nd = a.nd;
     key.dtype = int(a.dtype);
     key.k = G.k;
-    const void* wsp[8] = {x.q, x.d, x.np, x.ng, x.nh, x.fp, x.fg, x.fh};
-    std::copy(wsp, wsp + 8, key.ws);
+    const void* wsp[10] = {x.q, x.d, x.np, x.ng, x.nh, x.fp, x.fg, x.fh, x.M, x.Lx};
+    std::copy(wsp, wsp + 10, key.ws);
     G.graph.run(s0, key, G.k.graph, [&](bool capturing) { enqueue(x, capturing); });
     fail_if_bad(a, x);
 
@@ -744,13 +823,13 @@ struct Eval {
   }
 
   // The stage times of the last enqueue (its events), the far field's
-  // summed over the nd densities.
+  // summed over the groups of densities.
   void add_stage_times(LaplaceStageTimes& tm, int nd) {
-    for (int kd = 0; kd < nd; ++kd) {
-      tm.p2m += elapsed(far_event(kd, 0), far_event(kd, 1));
-      tm.upward += elapsed(far_event(kd, 1), far_event(kd, 2));
-      tm.downward += elapsed(far_event(kd, 2), far_event(kd, 3));
-      tm.l2p += elapsed(far_event(kd, 3), far_event(kd, 4));
+    for (int g = 0; g * kNdGroup < nd; ++g) {
+      tm.p2m += elapsed(far_event(g, 0), far_event(g, 1));
+      tm.upward += elapsed(far_event(g, 1), far_event(g, 2));
+      tm.downward += elapsed(far_event(g, 2), far_event(g, 3));
+      tm.l2p += elapsed(far_event(g, 3), far_event(g, 4));
     }
     tm.p2p += elapsed(G.ev[6], G.ev[7]);
   }

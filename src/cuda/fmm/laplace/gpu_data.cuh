@@ -34,6 +34,8 @@ using gpufmm::cuda::clear_last_error;
 using gpufmm::cuda::stream_of;
 
 constexpr int kNumEvents = 10;
+// Densities per pass of the kernels that take several (P2P, P2M, L2P).
+constexpr int kNdGroup = 4;
 constexpr size_t kScratchBudget = size_t(512) << 20;  // per-thread work slots, bytes
 
 // What makes the device work of two evaluates the same graph: the user's
@@ -48,10 +50,10 @@ struct GraphKey {
   int nd = 1;
   int dtype = -1;
   LaplaceGpuKernels k;
-  const void* ws[8] = {};
+  const void* ws[10] = {};
   bool operator==(const GraphKey& o) const {
     return q == o.q && d == o.d && pot == o.pot && grad == o.grad && hess == o.hess && nd == o.nd &&
-           dtype == o.dtype && k == o.k && std::equal(ws, ws + 8, o.ws);
+           dtype == o.dtype && k == o.k && std::equal(ws, ws + 10, o.ws);
   }
 };
 
@@ -64,8 +66,9 @@ struct GpuData {
   size_t smem_optin = 48 << 10;
   cudaStream_t s1 = nullptr;
   cudaEvent_t ev[kNumEvents] = {};  // stage timing
-  // Stage timing of the far field of densities 1 .. nd - 1 (5 each: start,
-  // after P2M, M2M, M2L/L2L, L2P), grown with nd.
+  // Stage timing of the far field of density groups 1, 2, ... (kNdGroup
+  // densities each; 5 events: start, after P2M, M2M, M2L/L2L, L2P), grown
+  // with nd.
   std::vector<cudaEvent_t> ev_far;
   cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
   // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
@@ -90,8 +93,7 @@ struct GpuData {
   int64_t p2p_nunits = 0;
   unsigned long long* bad = nullptr;  // [3]: first bad charge, dipole (user index), result (sorted index)
   // workspace (allocated on first use, in the plan's precision)
-  void* M = nullptr;
-  void* L = nullptr;
+  // Multipoles and locals of up to kNdGroup densities (one after the other).
   uint8_t* has_local = nullptr;
   // Blocks grown to the largest nd seen (grow).
   struct Staging {
@@ -100,7 +102,7 @@ struct GpuData {
   };
   // Densities in Morton order and their near- and far-field results, nd
   // densities one after the other.
-  Staging q, d, near_pot, near_grad, far_pot, far_grad, near_hess, far_hess;
+  Staging q, d, near_pot, near_grad, far_pot, far_grad, near_hess, far_hess, M, L;
   // Staging of host inputs and of outputs (host API; device arrays with
   // nd > 1, so that nothing is written before every density succeeded).
   Staging in_q, in_d, out_pot, out_grad, out_hess;

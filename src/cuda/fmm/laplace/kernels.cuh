@@ -19,6 +19,7 @@ namespace cuda {
 
 using gpufmm::cuda::DevList;
 using gpufmm::cuda::DevSet;
+using gpufmm::cuda::NdLayout;
 using gpufmm::cuda::gstride;
 using gpufmm::cuda::gtid;
 
@@ -232,21 +233,23 @@ constexpr int kP2MTile = 32;              // sources per tile (one per lane)
 constexpr int kP2MTileLd = kP2MTile + 1;  // padded rows: conflict-free by row and by column
 constexpr int kP2MMaxWarps = 4;           // warps per block
 
-// Shared-memory bytes of one warp of k_p2m_bpb: tile [32][33] + accumulator [p^2].
+// Shared-memory bytes of one warp of k_p2m_bpb: tile [32][33] + accumulator
+// [nd x p^2] (nd densities).
 template <class T>
-__host__ __device__ inline size_t p2m_bpb_warp_bytes(int p) {
-  return (sizeof(T) * (size_t(kP2MTile) * kP2MTileLd + size_t(p) * p) + 15) / 16 * 16;
+__host__ __device__ inline size_t p2m_bpb_warp_bytes(int p, int nd = 1) {
+  return (sizeof(T) * (size_t(kP2MTile) * kP2MTileLd + size_t(nd) * p * p) + 15) / 16 * 16;
 }
 
 template <class T>
 struct P2MTileState {
   T* tile;   // the warp's [kP2MTile][kP2MTileLd]
+  T* acc;    // the warp's accumulator (nd x p^2)
   int lane;
   int npts;  // sources in the tile (columns 0 .. npts-1 are summed)
   int w;     // contributions stored so far by this walk
-  int k;     // coefficient of row `lane` in the current group of 32
+  int k;     // accumulator index of row `lane` in the current group of 32
   // acc[k] += row `lane` (sources in order) for the rows 0 .. rows-1.
-  __device__ __forceinline__ void flush(T* acc, int rows) {
+  __device__ __forceinline__ void flush(int rows) {
     __syncwarp();
     if (lane < rows) {
       const T* row = tile + lane * kP2MTileLd;
@@ -258,33 +261,37 @@ struct P2MTileState {
   }
 };
 
-// Add functor of laplace_p2m_point for k_p2m_bpb (see above). All lanes walk
-// the same coefficients in the same order (same p), so the functor is called
-// in step on the whole warp.
+// Add functor of laplace_p2m_point(_nd) for k_p2m_bpb (see above): out is
+// the accumulator of one density (st->acc + density x p^2). All lanes walk
+// the same coefficients in the same order (same p), so the functor is
+// called in step on the whole warp.
 template <class T>
 struct P2MTileAdd {
   P2MTileState<T>* st;
-  __device__ __forceinline__ void operator()(T* acc, int k, T v) const {
+  __device__ __forceinline__ void operator()(T* out, int k, T v) const {
     P2MTileState<T>& s = *st;
     const int row = s.w & (kP2MTile - 1);
     s.tile[row * kP2MTileLd + s.lane] = v;
-    if (s.lane == row) s.k = k;
-    if (((++s.w) & (kP2MTile - 1)) == 0) s.flush(acc, kP2MTile);
+    if (s.lane == row) s.k = int(out - s.acc) + k;
+    if (((++s.w) & (kP2MTile - 1)) == 0) s.flush(kP2MTile);
   }
 };
 
 // kD: dipoles present (the gradient walk); blockDim = 32 x (1, 2 or 4) warps,
-// a multiple of wpl; dynamic shared memory = warps x p2m_bpb_warp_bytes<T>(p).
-template <class T, bool kD>
+// a multiple of wpl; dynamic shared memory = warps x p2m_bpb_warp_bytes<T>(p,
+// ND). ND densities (nl.nk of them real; ND = 1: one, strides unused):
+// density k's charges at q + k nl.q_stride, dipoles d + k nl.d_stride, its
+// multipoles at M + k nl.pot_stride; one walk per source serves all.
+template <class T, bool kD, int ND = 1>
 __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
     k_p2m_bpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, int wpl, DevSet S,
               const double* __restrict__ xyz,
               const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
-              const LaplaceWalkCoef<T>* __restrict__ walk) {
+              const LaplaceWalkCoef<T>* __restrict__ walk, NdLayout nl = {}) {
   extern __shared__ __align__(16) unsigned char smraw[];
   const int p2 = p * p;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  const size_t wb = p2m_bpb_warp_bytes<T>(p);
+  const size_t wb = p2m_bpb_warp_bytes<T>(p, ND);
   T* tile = reinterpret_cast<T*>(smraw + warp * wb);
   T* acc = tile + kP2MTile * kP2MTileLd;
   const T inv_h = T(1) / h;
@@ -292,7 +299,7 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
   const int slot = warp / wpl, sub = warp - slot * wpl;
   for (int64_t base = int64_t(blockIdx.x) * per_block; base < nb; base += int64_t(gridDim.x) * per_block) {
     const int64_t t = base + slot;
-    for (int c = lane; c < p2; c += 32) acc[c] = T(0);
+    for (int c = lane; c < ND * p2; c += 32) acc[c] = T(0);
     __syncwarp();
     if (t < nb) {
       const int64_t b = box_at(b0, boxes, t);
@@ -301,19 +308,23 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
       for (int64_t i0 = S.point_begin[b] + int64_t(sub) * kP2MTile; i0 < i1; i0 += int64_t(wpl) * kP2MTile) {
         const int64_t i = i0 + lane;
         T r[3] = {T(0), T(0), T(0)};
-        T qi = T(0), di[3] = {T(0), T(0), T(0)};
+        T qi[ND], di[3 * ND];
+        for (int k = 0; k < ND; ++k) qi[k] = di[3 * k] = di[3 * k + 1] = di[3 * k + 2] = T(0);
         if (i < i1) {  // lanes without a source walk zeros (their column is not summed)
           rel_point(xyz, i, S.leaf, key, r);
-          if (q) qi = q[i];
-          if (kD) {
-            di[0] = d[3 * i];
-            di[1] = d[3 * i + 1];
-            di[2] = d[3 * i + 2];
+          for (int k = 0; k < ND && (ND == 1 || k < nl.nk); ++k) {
+            if (q) qi[k] = q[k * nl.q_stride + i];
+            if (kD)
+              for (int c = 0; c < 3; ++c) di[3 * k + c] = d[k * nl.d_stride + 3 * i + c];
           }
         }
-        P2MTileState<T> st{tile, lane, int(i1 - i0 < kP2MTile ? i1 - i0 : kP2MTile), 0, 0};
-        laplace_p2m_point<T, P2MTileAdd<T>>(p, inv_h, r, qi, kD ? di : nullptr, acc, P2MTileAdd<T>{&st}, walk);
-        if (st.w & (kP2MTile - 1)) st.flush(acc, st.w & (kP2MTile - 1));
+        P2MTileState<T> st{tile, acc, lane, int(i1 - i0 < kP2MTile ? i1 - i0 : kP2MTile), 0, 0};
+        if constexpr (ND == 1)
+          laplace_p2m_point<T, P2MTileAdd<T>>(p, inv_h, r, qi[0], kD ? di : nullptr, acc, P2MTileAdd<T>{&st}, walk);
+        else
+          laplace_p2m_point_nd<T, ND, P2MTileAdd<T>>(p, inv_h, r, qi, kD ? di : nullptr, acc, p2,
+                                                     P2MTileAdd<T>{&st}, walk);
+        if (st.w & (kP2MTile - 1)) st.flush(st.w & (kP2MTile - 1));
       }
     }
     if (wpl > 1)
@@ -321,12 +332,15 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
     else
       __syncwarp();
     if (t < nb) {  // M_b = acc of the leaf's warp 0 (+ warps 1 .. wpl-1, in order)
-      T* Mb = M + box_at(b0, boxes, t) * p2;
+      const int64_t b = box_at(b0, boxes, t);
       const T* a0 = reinterpret_cast<const T*>(smraw + size_t(slot) * wpl * wb) + kP2MTile * kP2MTileLd;
-      for (int c = sub * 32 + lane; c < p2; c += wpl * 32) {
-        T s = a0[c];
-        for (int u = 1; u < wpl; ++u) s += a0[u * (wb / sizeof(T)) + c];
-        Mb[c] = s;
+      for (int k = 0; k < ND && (ND == 1 || k < nl.nk); ++k) {
+        T* Mb = M + k * nl.pot_stride + b * p2;
+        for (int c = sub * 32 + lane; c < p2; c += wpl * 32) {
+          T s = a0[k * p2 + c];
+          for (int u = 1; u < wpl; ++u) s += a0[u * (wb / sizeof(T)) + k * p2 + c];
+          Mb[c] = s;
+        }
       }
     }
     if (wpl > 1)
@@ -662,6 +676,42 @@ __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, con
     for (int k = 0; k < 3; ++k) fg[3 * i + k] = g[k];
   if (fh)
     for (int k = 0; k < 6; ++k) fh[6 * i + k] = hs[k];
+}
+
+// l2p_point of ND local expansions (Lb + k stride) without the Hessian:
+// density k's results at fp + k nl.pot_stride, fg + k nl.grad_stride (the
+// first nl.nk are written).
+template <class T, int ND>
+__device__ __forceinline__ void l2p_point_nd(int p, T h, const T* Lb, int64_t stride, bool has,
+                                             const double* __restrict__ xyz, int64_t i, const tree::LevelFrame& f,
+                                             uint64_t key, T* fp, T* fg, const NdLayout& nl,
+                                             const LaplaceWalkCoef<T>* walk) {
+  T v[ND], g[3 * ND];
+  for (int k = 0; k < ND; ++k) v[k] = g[3 * k] = g[3 * k + 1] = g[3 * k + 2] = T(0);
+  if (has) {
+    T r[3];
+    rel_point(xyz, i, f, key, r);
+    laplace_l2p_point_nd<T, ND>(p, T(1) / h, r, Lb, stride, fp ? v : nullptr, fg ? g : nullptr, walk);
+  }
+  for (int k = 0; k < ND && k < nl.nk; ++k) {
+    if (fp) fp[k * nl.pot_stride + i] = v[k];
+    if (fg)
+      for (int c = 0; c < 3; ++c) fg[k * nl.grad_stride + 3 * i + c] = g[3 * k + c];
+  }
+}
+
+// TpT over ND densities: k_l2p_tpt with l2p_point_nd (L of density k at
+// L + k stride).
+template <class T, int ND>
+__global__ void k_l2p_tpt_nd(int64_t n, int p, T h, DevSet R, const int32_t* __restrict__ leaf_of,
+                             const double* __restrict__ xyz, const T* __restrict__ L, int64_t stride,
+                             const uint8_t* __restrict__ has_local, T* fp, T* fg, NdLayout nl,
+                             const LaplaceWalkCoef<T>* __restrict__ walk) {
+  for (int64_t i = gtid(); i < n; i += gstride()) {
+    const int64_t b = leaf_of[i];
+    l2p_point_nd<T, ND>(p, h, L + b * int64_t(p) * p, stride, has_local[b] != 0, xyz, i, R.leaf, R.box_key[b], fp,
+                        fg, nl, walk);
+  }
 }
 
 // TpB: one thread per target leaf.

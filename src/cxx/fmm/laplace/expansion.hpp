@@ -40,15 +40,40 @@ struct SourceAccum {
   T d[3];
   bool alternate;
   Add add{};
-  GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
+  // The terms of coefficient (n, +-m) of one source (q, d) into out.
+  GPUFMM_HD static void terms(Add& add, T* out, bool alternate, T q, int n, int m, T rc, T rs) {
     const T s = (alternate && (n & 1)) ? -q : q;
     add(out, n * n + n + m, s * rc);
     if (m > 0) add(out, n * n + n - m, s * rs);
   }
-  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+  GPUFMM_HD static void terms(Add& add, T* out, bool alternate, T q, const T* d, int n, int m, T rc, T rs,
+                              const T* gc, const T* gs) {
     const T s = (alternate && (n & 1)) ? T(-1) : T(1);
     add(out, n * n + n + m, s * (q * rc + d[0] * gc[0] + d[1] * gc[1] + d[2] * gc[2]));
     if (m > 0) add(out, n * n + n - m, s * (q * rs + d[0] * gs[0] + d[1] * gs[1] + d[2] * gs[2]));
+  }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) { terms(add, out, alternate, q, n, m, rc, rs); }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+    terms(add, out, alternate, q, d, n, m, rc, rs, gc, gs);
+  }
+};
+
+// SourceAccum of ND densities on one source: density k's charge q[k],
+// dipole d[k] into out + k * stride (one walk of the basis serves all).
+template <class T, class Add, int ND>
+struct SourceAccumNd {
+  using One = SourceAccum<T, Add>;
+  T* out;
+  long long stride;
+  T q[ND];
+  T d[ND][3];
+  bool alternate;
+  Add add{};
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
+    for (int k = 0; k < ND; ++k) One::terms(add, out + k * stride, alternate, q[k], n, m, rc, rs);
+  }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+    for (int k = 0; k < ND; ++k) One::terms(add, out + k * stride, alternate, q[k], d[k], n, m, rc, rs, gc, gs);
   }
 };
 
@@ -59,12 +84,14 @@ struct EvalAccum {
   bool alternate;
   T v;
   T g[3];
-  GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
+  // The terms of coefficient (n, +-m) of c into v (and g).
+  GPUFMM_HD static void terms(const T* c, bool alternate, T& v, int n, int m, T rc, T rs) {
     T a = c[n * n + n + m] * rc;
     if (m > 0) a += c[n * n + n - m] * rs;
     v += (alternate && (n & 1)) ? -a : a;
   }
-  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+  GPUFMM_HD static void terms(const T* c, bool alternate, T& v, T* g, int n, int m, T rc, T rs, const T* gc,
+                              const T* gs) {
     const T s = (alternate && (n & 1)) ? T(-1) : T(1);
     const T cp = s * c[n * n + n + m];
     v += cp * rc;
@@ -78,6 +105,28 @@ struct EvalAccum {
       g[1] += cn * gs[1];
       g[2] += cn * gs[2];
     }
+  }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) { terms(c, alternate, v, n, m, rc, rs); }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+    terms(c, alternate, v, g, n, m, rc, rs, gc, gs);
+  }
+};
+
+// EvalAccum of ND expansions (c + k * stride) at one point: one walk of the
+// basis serves all.
+template <class T, int ND>
+struct EvalAccumNd {
+  using One = EvalAccum<T>;
+  const T* c;
+  long long stride;
+  bool alternate;
+  T v[ND];
+  T g[ND][3];
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
+    for (int k = 0; k < ND; ++k) One::terms(c + k * stride, alternate, v[k], n, m, rc, rs);
+  }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
+    for (int k = 0; k < ND; ++k) One::terms(c + k * stride, alternate, v[k], g[k], n, m, rc, rs, gc, gs);
   }
 };
 
@@ -126,6 +175,25 @@ GPUFMM_HD inline void laplace_p2m_point(int p, T inv_h, const T* r, T q, const T
   } else {
     laplace_regular_walk<false>(p, x, y, z, acc, coef);
   }
+}
+
+// P2M of one source carrying ND densities (charges q[k], dipoles d + 3 k or
+// d == nullptr) into M + k * stride: one walk, the terms of
+// laplace_p2m_point for each density.
+template <class T, int ND, class Add = laplace_detail::PlainAdd>
+GPUFMM_HD inline void laplace_p2m_point_nd(int p, T inv_h, const T* r, const T* q, const T* d, T* M,
+                                           long long stride, Add add = Add(),
+                                           const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+  laplace_detail::SourceAccumNd<T, Add, ND> acc{M, stride, {}, {}, true, add};
+  const T x = r[0] * inv_h, y = r[1] * inv_h, z = r[2] * inv_h;
+  for (int k = 0; k < ND; ++k) {
+    acc.q[k] = q[k];
+    for (int c = 0; c < 3; ++c) acc.d[k][c] = d ? d[3 * k + c] * inv_h : T(0);
+  }
+  if (d)
+    laplace_regular_walk<true>(p, x, y, z, acc, coef);
+  else
+    laplace_regular_walk<false>(p, x, y, z, acc, coef);
 }
 
 template <class T>
@@ -221,6 +289,28 @@ GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, i
     }
     if (pot) pot[i] += acc.v * inv_h;
   }
+}
+
+// L2P of ND local expansions (L + k * stride) at one point r = y - c
+// (relative to the centre), inv_h = 1/h: pot[k] += phi_k(y) (pot non-null),
+// grad[3 k ..] += grad phi_k(y) (grad non-null); one walk, the terms and
+// scaling of laplace_l2p for each expansion.
+template <class T, int ND>
+GPUFMM_HD inline void laplace_l2p_point_nd(int p, T inv_h, const T* r, const T* L, long long stride, T* pot,
+                                           T* grad, const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+  laplace_detail::EvalAccumNd<T, ND> acc{L, stride, false, {}, {}};
+  for (int k = 0; k < ND; ++k) acc.v[k] = acc.g[k][0] = acc.g[k][1] = acc.g[k][2] = T(0);
+  const T x = r[0] * inv_h, y = r[1] * inv_h, z = r[2] * inv_h;
+  if (grad) {
+    laplace_regular_walk<true>(p, x, y, z, acc, coef);
+    const T s = inv_h * inv_h;
+    for (int k = 0; k < ND; ++k)
+      for (int c = 0; c < 3; ++c) grad[3 * k + c] += acc.g[k][c] * s;
+  } else {
+    laplace_regular_walk<false>(p, x, y, z, acc, coef);
+  }
+  if (pot)
+    for (int k = 0; k < ND; ++k) pot[k] += acc.v[k] * inv_h;
 }
 
 // M2P at one target: r = y - c (relative to the centre), inv_h = 1/h;
