@@ -247,6 +247,47 @@ TEST(LaplaceFmmAccuracy, SparseTreesGetMoreTerms) {
   }
 }
 
+// Sparse trees keep the full p in every translation (no reduced truncation
+// numbers): the C-API fuzzer found 6 points at eps 1e-10, l_max 4 (p = 44 +
+// 8, capped at 50) with gradient errors of 7.0e-10 and Hessian errors of
+// 3.9e-8 through the reduced M2L truncation, 5.5e-15 and 1.1e-13 without.
+// That case, then fresh sets of 5-40 points at eps 1e-8 .. 1e-12 on forced
+// depths 2-5 (charges, dipoles, both).
+TEST(LaplaceFmmAccuracy, SparseTreesKeepTheFullP) {
+  CpuContext c;
+  const std::vector<double> x = {0.02353125, 0.21884375, 0.14171875, 0.86728125, 0.24128125, 0.99909375,
+                                 0.99909375, 0.99909375, 0.99909375, 0,          0,          0,
+                                 0.004,      0.1171875,  0.9931875,  0.625,      0.90925,    0.59865625};
+  const std::vector<double> q = {0.671875, -0.34375, 0.3671875, -0.3984375, 0.953125, 0.6796875};
+  gpufmm_laplace_options_t o = options(1e-10, GPUFMM_FLOAT64, 4);
+  gpufmm_laplace_plan_t plan = nullptr;
+  ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 6, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
+  std::vector<double> pot(6), grad(18), hess(36), pe(6), ge(18), he(36);
+  ASSERT_EQ(gpufmm_laplace_evaluate_nd(plan, 1, q.data(), nullptr, pot.data(), grad.data(), hess.data()),
+            GPUFMM_SUCCESS);
+  gpufmm_laplace_plan_destroy(plan);
+  ASSERT_EQ(gpufmm_laplace_direct_nd(c.ctx, GPUFMM_FLOAT64, 1, 6, x.data(), q.data(), nullptr, 0, nullptr, pe.data(),
+                                     ge.data(), he.data()),
+            GPUFMM_SUCCESS);
+  EXPECT_LE(gpufmm_test::rel_l2(pot, pe), 1e-10);
+  EXPECT_LE(gpufmm_test::rel_l2(grad, ge), 1e-10);
+  EXPECT_LE(gpufmm_test::rel_l2(hess, he), 1e-10);
+  int i = 0;
+  for (double eps : {1e-8, 1e-10, 1e-12})
+    for (int l : {2, 3, 4, 5}) {
+      ++i;
+      const uint64_t seed = base_seed() + 1100 + uint64_t(i);
+      gpufmm_test::Rng r(seed);
+      const int64_t n = 5 + int64_t(r.uniform() * 36);
+      const Problem pr = make_problem(i % 2 ? Dist::Uniform : Dist::Plummer, n, -1, seed);
+      const RunResult res = run_fmm(c.ctx, pr, i % 3, options(eps, GPUFMM_FLOAT64, l));
+      const std::string what = "n " + std::to_string(n) + " eps " + std::to_string(eps) + " l_max " +
+                               std::to_string(l) + " seed " + std::to_string(seed);
+      EXPECT_LE(res.err.pot, eps) << what;
+      EXPECT_LE(res.err.grad, eps) << what;
+    }
+}
+
 // Issue 14, defect 7: below the levels where boxes interact, a forced-deep
 // tree is chains of single-child boxes above isolated points; the far field
 // no longer walks them (LaplaceFarSchedule, plan.hpp). N = 300 uniform

@@ -610,11 +610,18 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   near_field_stats(P);  // and the U, W, X lists of an adaptive plan
   if (P.cpu_pipeline()) allocating("the far field's schedule", 0, [&P] { far_schedule(P); });
   // p from eps assumes a near field that holds each target's closest sources;
-  // a nearly empty one (laplace_p_sparse) needs more terms. The depth stays.
-  if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0) {
+  // a nearly empty one (laplace_p_sparse) needs more terms, and every
+  // translation keeps the full p: the reduced truncation numbers of eq. (24)
+  // split an error budget fitted to dense near fields (the C-API fuzzer
+  // found 6 points, eps 1e-10, l_max 4: gradient 7.0e-10 with them, 5.5e-15
+  // without; regression test LaplaceFmmAccuracy.SparseTreesKeepTheFullP).
+  // The depth stays.
+  if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0 &&
+      double(P.p2p_pairs) < kLaplaceSparseNearPerTarget * double(P.ntrg)) {
     const int ps = laplace_p_sparse(P.p, double(P.p2p_pairs) / double(P.ntrg), P.single());
-    if (ps != P.p) {
+    if (ps != P.p || P.options.variable_truncation) {
       P.p = ps;
+      P.options.variable_truncation = false;
       get_tables();
     }
   }
