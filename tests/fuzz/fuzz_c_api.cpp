@@ -120,6 +120,7 @@ struct State {
   std::vector<gpufmm_array_t> arr;
   std::vector<gpufmm_laplace_plan_t> plan;
   std::vector<int64_t> plan_n;  // sources of each plan (targets = sources)
+  int plans_made = 0, big_plans = 0;  // op_plan calls; those with the larger point cap
   std::vector<gpufmm_tree_t> tree;
   std::vector<gpufmm_fft_plan_t> fft;
 };
@@ -247,7 +248,11 @@ void op_tree(Bytes& b, State& st) {
 void op_evaluate_nd(Bytes& b, gpufmm_context_t c, gpufmm_laplace_plan_t p, const std::vector<double>& src, int64_t n,
                     double compare_eps) {
   const bool benign = compare_eps > 0;
-  const int nd = b.small(4) ? 1 + b.small(4) : int(b.i32());
+  // nd < 1 is an error; a larger nd is 1..8: the harness holds nd x n
+  // densities and results (an nd of 2^30 asked it for 100+ GB, an
+  // out-of-memory abort of the harness itself, not of the library).
+  int nd = b.small(4) ? 1 + b.small(4) : int(b.i32());
+  if (nd > 8) nd = 1 + nd % 8;
   const size_t m = size_t(std::max(nd, 1)) * size_t(std::max<int64_t>(n, 0));
   std::vector<double> q(m + 1), d(3 * m + 3);
   for (auto& v : q) v = benign ? double(b.u8()) / 128.0 - 1.0 : b.real();
@@ -274,20 +279,57 @@ void op_evaluate_nd(Bytes& b, gpufmm_context_t c, gpufmm_laplace_plan_t p, const
     violated("FMM Hessian beyond 100 eps of the direct sum", "gpufmm_laplace_evaluate_nd");
 }
 
+// At most kMaxPlans plan creations per input (one with the larger point cap
+// below): a plan with a far field can take seconds under ASan (calibration),
+// and the input's total stays well inside the -timeout of tools/run-fuzz.
+constexpr int kMaxPlans = 4;
+
 void op_plan(Bytes& b, State& st) {
+  if (st.plans_made >= kMaxPlans) return;
+  ++st.plans_made;
   gpufmm_context_t c = live_or_new(b, st);
   gpufmm_laplace_options_t o;
   check(gpufmm_laplace_options_init(&o), "gpufmm_laplace_options_init");
   const bool benign = b.small(2) == 0;
-  o.eps = benign ? std::pow(10.0, -1.0 - b.small(10)) : b.real();
+  // Cost under ASan: a plan builds translation tables for each p it uses
+  // (~175 p^3 bytes; 50 ms at p = 16, 1.6 s at p = 50), also for the
+  // model's p when a sparse tree then takes 8 more terms, and for each p its
+  // calibration tries. The library keeps them per process (LRU, 64 MB per
+  // precision): every p up to ~25 and a few large ones fit, 1..50 does not,
+  // and inputs sweeping p rebuilt tables on most plans (15-35 executions/s).
+  // So eps is 1e-1..1e-4 on 7 benign plans in 8 (p <= 12, 20 in a sparse
+  // tree), else 1e-5, 1e-6 or 1e-10 (p 17..50, a calibration up to the
+  // largest); a forced p is 1..17 (17: above float's largest), 50 (the
+  // largest: arrays of kMaxP, scalar M2L above p = 32) or 51, or any int.
+  static const double kRareEps[3] = {1e-5, 1e-6, 1e-10};
+  o.eps = benign ? (b.small(8) ? std::pow(10.0, -1.0 - b.small(4)) : kRareEps[b.small(3)]) : b.real();
   if (b.small(3) == 0) o.precision = b.enumval(6);
-  if (b.small(3) == 0) o.p = b.small(2) ? b.small(60) : b.i32();
+  if (b.small(3) == 0) o.p = b.small(2) ? (b.small(8) ? 1 + b.small(17) : 50 + b.small(2)) : b.i32();
   if (b.small(3) == 0) o.l_max = b.small(2) ? b.small(6) - 1 : b.i32();
   if (b.small(3) == 0) o.s_max = b.small(2) ? b.small(40) - 1 : b.i32();
   if (b.small(4) == 0) o.stencil = b.enumval(2);
   if (b.small(4) == 0) o.variable_truncation = b.enumval(2);
   if (b.small(6) == 0) o.gpu_m2l = b.enumval(6);
-  const int64_t n = std::min<int64_t>(b.count(120), 400);
+  if (b.small(6) == 0) o.calibrate = b.enumval(2);  // 1 (default): test evaluates at plan time
+  if (b.small(6) == 0) o.tree = b.enumval(3);
+  if (b.small(6) == 0) o.densities = b.enumval(3);
+  // Points: a far-field evaluate costs ~p^3 per M2L translation (under ASan
+  // ~70 us at p = 8, 3 ms at p = 50: 16 points at l_max 3 take 14 ms at
+  // p = 8, 128 points 260 ms) and a calibration runs 3-24 of them at plan
+  // time (48 points at l_max 4, eps 1e-4, no variable truncation: p 30, 10
+  // s). So a plan has at most 12 points (6 where p may exceed 20: a forced
+  // p above 17, eps below 1e-4); on one plan in 8, at most one per input, up
+  // to 24 (16), or 48 at l_max 2:
+  // calibrations on dozens of points stay reachable (46 points at l_max 2
+  // were a finding); up to 400 without a far field (l_max 0 or 1).
+  // Negative counts are passed as they are, huge ones (2^40 and more) as
+  // the cap.
+  const bool high_p = o.p != 0 ? o.p > 17 : !(o.eps >= 1e-4);
+  const bool big = b.small(8) == 0 && st.big_plans++ == 0;
+  const int64_t cap = o.l_max == 0 || o.l_max == 1 ? 400
+                      : big                        ? (high_p ? 16 : o.l_max == 2 ? 48 : 24)
+                                                   : (high_p ? 6 : 12);
+  const int64_t n = std::min<int64_t>(b.count(std::min<int64_t>(cap, 120)), cap);
   const auto src = points(b, std::max<int64_t>(n, 0), benign);
   gpufmm_laplace_plan_t p = nullptr;
   const gpufmm_status_t s = gpufmm_laplace_plan_create(c, &o, n, src.data(), 0, nullptr, &p);
