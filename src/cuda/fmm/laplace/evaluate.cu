@@ -190,35 +190,43 @@ struct Eval {
       translate<kKindM2L, 1>(b0, nb, nullptr, list.offsets, nullptr, list.index, list.cls, M, Lx, hl);
   }
 
-  // kH: the Hessian into hess as well (either schedule).
+  // The rows of the BpB near field: an adaptive plan's U rows of its
+  // receiver leaves (a compact set), or a uniform plan's NEIGHBORS rows of
+  // the leaves (from b0); one block per work unit.
+  struct BpbRows {
+    int64_t b0 = 0;
+    DevSet recv;
+    DevList rows;
+    unsigned blocks = 1;
+  };
+  BpbRows p2p_bpb_rows() const {
+    BpbRows r;
+    r.blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
+    if (P.adaptive) {
+      r.recv = G.ad.rleaf;
+      r.rows.offsets = G.ad.u_off;
+      r.rows.index = G.ad.u;
+    } else {
+      r.b0 = R.level_offset[L];
+      r.recv = dev_set(tr, R);
+      r.rows = dev_list(P.lists->list[lists::kNeighbors]);
+    }
+    return r;
+  }
+
+  // kH: the Hessian into hess as well (either schedule; an adaptive plan's
+  // near field is BpB).
   template <bool kC, bool kD, bool kG, bool kH>
   void p2p_launch(const T* q, const T* d, T* pot, T* grad, T* hess, cudaStream_t s) {
-    const double* txyz = G.txyz;
-    if (P.adaptive) {  // the U rows of the receiver leaves (a compact set), BpB
-      const unsigned blocks =
-          static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
-      DevList ul;
-      ul.offsets = G.ad.u_off;
-      ul.index = G.ad.u;
-      if (G.p2p_nunits > 0)
-        nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks, nf::kP2PBlock, 0, s>>>(
-            kernels::Laplace<T>{}, 0, G.p2p_nunits, G.p2p_units, G.ad.rleaf, dev_set(tr, S), ul, G.sxyz, txyz, q, d,
-            pot, grad, hess);
-      check_launch("laplace P2P kernel");
-      return;
-    }
-    const lists::List& nb = P.lists->list[lists::kNeighbors];
-    const int64_t b0 = R.level_offset[L];
-    if (G.k.p2p == GPUFMM_STRATEGY_TPT) {
+    if (!P.adaptive && G.k.p2p == GPUFMM_STRATEGY_TPT) {
       nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
-          kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.leaf_of, G.sxyz, txyz, q, d, pot, grad,
-          hess);
-    } else {
-      const unsigned blocks =
-          static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
-      nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks, nf::kP2PBlock, 0, s>>>(
-          kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, dev_set(tr, R), dev_set(tr, S), dev_list(nb), G.sxyz, txyz, q,
-          d, pot, grad, hess);
+          kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(P.lists->list[lists::kNeighbors]),
+          G.leaf_of, G.sxyz, G.txyz, q, d, pot, grad, hess);
+    } else if (G.p2p_nunits > 0) {
+      const BpbRows r = p2p_bpb_rows();
+      nf::k_p2p_bpb<kernels::Laplace<T>, T, kC, kD, kG, kH><<<r.blocks, nf::kP2PBlock, 0, s>>>(
+          kernels::Laplace<T>{}, r.b0, G.p2p_nunits, G.p2p_units, r.recv, dev_set(tr, S), r.rows, G.sxyz, G.txyz, q, d,
+          pot, grad, hess);
     }
     check_launch("laplace P2P kernel");
   }
@@ -476,27 +484,16 @@ struct Eval {
   template <bool kC, bool kD, bool kG>
   void p2p_launch_nd(const T* q, const T* d, T* pot, T* grad, int nd, cudaStream_t s) {
     constexpr int ND = kNdGroup;
-    const int64_t ns = P.nsrc, nt = P.ntrg;
+    const int64_t ns = P.nsrc;
     if (G.p2p_nunits <= 0) return;
-    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(G.p2p_nunits, 1 << 30)));
-    DevSet Rs = P.adaptive ? G.ad.rleaf : dev_set(tr, R);
-    DevList nbl = dev_list(P.lists->list[lists::kNeighbors]);
-    const int64_t b0 = P.adaptive ? 0 : R.level_offset[L];
-    if (P.adaptive) {
-      nbl.offsets = G.ad.u_off;
-      nbl.index = G.ad.u;
-    }
+    const BpbRows r = p2p_bpb_rows();
     for (int c = 0; c < nd; c += ND) {
-      nf::NdLayout nl;
-      nl.nk = std::min(ND, nd - c);
+      NdLayout nl = nd_out(std::min(ND, nd - c));
       nl.q_stride = ns;
       nl.d_stride = 3 * ns;
-      nl.pot_stride = nt;
-      nl.grad_stride = 3 * nt;
-      nf::k_p2p_bpb_nd<kernels::Laplace<T>, T, kC, kD, kG, ND><<<blocks, nf::kP2PBlock, 0, s>>>(
-          kernels::Laplace<T>{}, b0, G.p2p_nunits, G.p2p_units, Rs, dev_set(tr, S), nbl, G.sxyz, G.txyz,
-          q ? q + c * ns : nullptr, d ? d + c * 3 * ns : nullptr, pot ? pot + c * nt : nullptr,
-          grad ? grad + c * 3 * nt : nullptr, nl);
+      nf::k_p2p_bpb_nd<kernels::Laplace<T>, T, kC, kD, kG, ND><<<r.blocks, nf::kP2PBlock, 0, s>>>(
+          kernels::Laplace<T>{}, r.b0, G.p2p_nunits, G.p2p_units, r.recv, dev_set(tr, S), r.rows, G.sxyz, G.txyz,
+          q ? q + c * ns : nullptr, d ? d + c * 3 * ns : nullptr, out_at(pot, c, 1), out_at(grad, c, 3), nl);
       check_launch("laplace P2P kernel");
     }
   }
@@ -516,8 +513,8 @@ struct Eval {
     }
     if (nd > 1 && ns > 0) {
       for (int k = 0; k < nd; ++k)
-        p2p(q ? q + k * ns : nullptr, d ? d + k * 3 * ns : nullptr, np ? np + k * nt : nullptr,
-            ng ? ng + k * 3 * nt : nullptr, nh ? nh + k * 6 * nt : nullptr, s);
+        p2p(q ? q + k * ns : nullptr, d ? d + k * 3 * ns : nullptr, out_at(np, k, 1), out_at(ng, k, 3),
+            out_at(nh, k, 6), s);
       return;
     }
     if (ns > 0 && nt > 0 && nh) {

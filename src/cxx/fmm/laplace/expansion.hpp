@@ -161,25 +161,9 @@ struct EvalAccumHess {
 // n_src sources.  From eq. (14) in the normalised basis:
 //   M_n^m += (-1)^n [ q Rh_n^m(rho) + (d/h) . (grad Rh_n^m)(rho) ],
 //   rho = (x_j - c)/h.
-// One source of P2M: r = x_j - c (relative to the box centre), inv_h = 1/h,
-// d = the dipole or nullptr; adds through `add` (see PlainAdd). coef: the
-// walk's tabulated coefficients (LaplaceWalkCoef: same results) or null.
-template <class T, class Add = laplace_detail::PlainAdd>
-GPUFMM_HD inline void laplace_p2m_point(int p, T inv_h, const T* r, T q, const T* d, T* M, Add add = Add(),
-                                        const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
-  laplace_detail::SourceAccum<T, Add> acc{M, q, {T(0), T(0), T(0)}, true, add};
-  const T x = r[0] * inv_h, y = r[1] * inv_h, z = r[2] * inv_h;
-  if (d) {
-    for (int k = 0; k < 3; ++k) acc.d[k] = d[k] * inv_h;
-    laplace_regular_walk<true>(p, x, y, z, acc, coef);
-  } else {
-    laplace_regular_walk<false>(p, x, y, z, acc, coef);
-  }
-}
-
 // P2M of one source carrying ND densities (charges q[k], dipoles d + 3 k or
-// d == nullptr) into M + k * stride: one walk, the terms of
-// laplace_p2m_point for each density.
+// d == nullptr) into M + k * stride: one walk of the basis, the terms of
+// each density (SourceAccum::terms).
 template <class T, int ND, class Add = laplace_detail::PlainAdd>
 GPUFMM_HD inline void laplace_p2m_point_nd(int p, T inv_h, const T* r, const T* q, const T* d, T* M,
                                            long long stride, Add add = Add(),
@@ -194,6 +178,15 @@ GPUFMM_HD inline void laplace_p2m_point_nd(int p, T inv_h, const T* r, const T* 
     laplace_regular_walk<true>(p, x, y, z, acc, coef);
   else
     laplace_regular_walk<false>(p, x, y, z, acc, coef);
+}
+
+// One source of P2M: r = x_j - c (relative to the box centre), inv_h = 1/h,
+// d = the dipole or nullptr; adds through `add` (see PlainAdd). coef: the
+// walk's tabulated coefficients (LaplaceWalkCoef: same results) or null.
+template <class T, class Add = laplace_detail::PlainAdd>
+GPUFMM_HD inline void laplace_p2m_point(int p, T inv_h, const T* r, T q, const T* d, T* M, Add add = Add(),
+                                        const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
+  laplace_p2m_point_nd<T, 1, Add>(p, inv_h, r, &q, d, M, 0, add, coef);
 }
 
 template <class T>
@@ -250,47 +243,6 @@ GPUFMM_HD inline void laplace_p2l(int p, T scale, const T* center, int n_src, co
   }
 }
 
-// L2P: for each target i, pot[i] += phi(y_i), grad[3i..3i+2] += grad phi(y_i)
-// with phi(y) = (1/h) sum L_n^m Rh_n^m((y-c)/h)  (eq. 13) and
-// grad phi = (1/h^2) sum L_n^m (grad Rh_n^m)(rho)  (eq. 25: the gradient is
-// taken by differentiating the recursions of eq. 15, see laplace_regular_walk);
-// with hess (non-null), also hess[6i..6i+5] += the second derivatives
-// (1/h^3) sum L_n^m (D^2 Rh_n^m)(rho), order xx, yy, zz, xy, xz, yz
-// (laplace_regular_walk_hess; grad must then be non-null too).
-template <class T>
-GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, int n_trg,
-                                  const T* trg_xyz, laplace_detail::nd<T>* pot,
-                                  laplace_detail::nd<T>* grad,
-                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr,
-                                  laplace_detail::nd<T>* hess = nullptr) {
-  const T inv_h = T(1) / scale;
-  for (int i = 0; i < n_trg; ++i) {
-    const T x = (trg_xyz[3 * i] - center[0]) * inv_h;
-    const T y = (trg_xyz[3 * i + 1] - center[1]) * inv_h;
-    const T z = (trg_xyz[3 * i + 2] - center[2]) * inv_h;
-    if (hess) {
-      laplace_detail::EvalAccumHess<T> acc{L, T(0), {T(0), T(0), T(0)}, {T(0), T(0), T(0), T(0), T(0), T(0)}};
-      laplace_regular_walk_hess(p, x, y, z, acc, coef);
-      const T s2 = inv_h * inv_h, s3 = s2 * inv_h;
-      for (int k = 0; k < 3; ++k) grad[3 * i + k] += acc.g[k] * s2;
-      for (int k = 0; k < 6; ++k) hess[6 * i + k] += acc.h[k] * s3;
-      if (pot) pot[i] += acc.v * inv_h;
-      continue;
-    }
-    laplace_detail::EvalAccum<T> acc{L, false, T(0), {T(0), T(0), T(0)}};
-    if (grad) {
-      laplace_regular_walk<true>(p, x, y, z, acc, coef);
-      const T s = inv_h * inv_h;
-      grad[3 * i] += acc.g[0] * s;
-      grad[3 * i + 1] += acc.g[1] * s;
-      grad[3 * i + 2] += acc.g[2] * s;
-    } else {
-      laplace_regular_walk<false>(p, x, y, z, acc, coef);
-    }
-    if (pot) pot[i] += acc.v * inv_h;
-  }
-}
-
 // L2P of ND local expansions (L + k * stride) at one point r = y - c
 // (relative to the centre), inv_h = 1/h: pot[k] += phi_k(y) (pot non-null),
 // grad[3 k ..] += grad phi_k(y) (grad non-null); one walk, the terms and
@@ -311,6 +263,35 @@ GPUFMM_HD inline void laplace_l2p_point_nd(int p, T inv_h, const T* r, const T* 
   }
   if (pot)
     for (int k = 0; k < ND; ++k) pot[k] += acc.v[k] * inv_h;
+}
+
+// L2P: for each target i, pot[i] += phi(y_i), grad[3i..3i+2] += grad phi(y_i)
+// with phi(y) = (1/h) sum L_n^m Rh_n^m((y-c)/h)  (eq. 13) and
+// grad phi = (1/h^2) sum L_n^m (grad Rh_n^m)(rho)  (eq. 25: the gradient is
+// taken by differentiating the recursions of eq. 15, see laplace_regular_walk);
+// with hess (non-null), also hess[6i..6i+5] += the second derivatives
+// (1/h^3) sum L_n^m (D^2 Rh_n^m)(rho), order xx, yy, zz, xy, xz, yz
+// (laplace_regular_walk_hess; grad must then be non-null too).
+template <class T>
+GPUFMM_HD inline void laplace_l2p(int p, T scale, const T* center, const T* L, int n_trg,
+                                  const T* trg_xyz, laplace_detail::nd<T>* pot,
+                                  laplace_detail::nd<T>* grad,
+                                  const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr,
+                                  laplace_detail::nd<T>* hess = nullptr) {
+  const T inv_h = T(1) / scale;
+  for (int i = 0; i < n_trg; ++i) {
+    const T r[3] = {trg_xyz[3 * i] - center[0], trg_xyz[3 * i + 1] - center[1], trg_xyz[3 * i + 2] - center[2]};
+    if (hess) {
+      laplace_detail::EvalAccumHess<T> acc{L, T(0), {T(0), T(0), T(0)}, {T(0), T(0), T(0), T(0), T(0), T(0)}};
+      laplace_regular_walk_hess(p, r[0] * inv_h, r[1] * inv_h, r[2] * inv_h, acc, coef);
+      const T s2 = inv_h * inv_h, s3 = s2 * inv_h;
+      for (int k = 0; k < 3; ++k) grad[3 * i + k] += acc.g[k] * s2;
+      for (int k = 0; k < 6; ++k) hess[6 * i + k] += acc.h[k] * s3;
+      if (pot) pot[i] += acc.v * inv_h;
+      continue;
+    }
+    laplace_l2p_point_nd<T, 1>(p, inv_h, r, L, 0, pot ? pot + i : nullptr, grad ? grad + 3 * i : nullptr, coef);
+  }
 }
 
 // M2P at one target: r = y - c (relative to the centre), inv_h = 1/h;
