@@ -53,6 +53,7 @@ const char* gpufmm_status_string(gpufmm_status_t s) {
     case GPUFMM_ERROR_TYPE_MISMATCH: return "GPUFMM_ERROR_TYPE_MISMATCH: data types disagree or are not allowed here";
     case GPUFMM_ERROR_INTERNAL: return "GPUFMM_ERROR_INTERNAL: internal error in gpufmm (please report it)";
     case GPUFMM_ERROR_ACCURACY: return "GPUFMM_ERROR_ACCURACY: the requested accuracy cannot be met for this input in this precision";
+    case GPUFMM_ERROR_COMMUNICATION: return "GPUFMM_ERROR_COMMUNICATION: an MPI call failed";
   }
   return "GPUFMM_ERROR_UNKNOWN: not a gpufmm status value";
 }

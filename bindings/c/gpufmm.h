@@ -802,6 +802,28 @@ typedef struct gpufmm_treecode_info_s {
   double t_compute;           /* last evaluate: the near field (eqs. 9 and 11)    */
   double t_downward;          /* last evaluate: interpolation to the targets (CP, CC) */
   double t_total;             /* last evaluate, transfers included                */
+  /* Plans over MPI ranks (gpufmm_mpi.h): this rank's view. There nsrc and
+   * ntrg above are the rank's own arguments, the sizes and the plan and
+   * stage times above its plan over the points it owns, plan_seconds and
+   * t_total the whole collective create and evaluate. A single-process
+   * plan has nranks 1, rank 0, the owned and global counts equal to nsrc
+   * and ntrg, and zeros below them. */
+  int nranks, rank;
+  int64_t nsrc_owned, ntrg_owned;   /* points this rank owns after the RCB   */
+  int64_t nsrc_global, ntrg_global; /* points of all ranks                    */
+  int64_t let_boxes;          /* box arrays of other ranks got (LET, step 1)  */
+  int64_t let_clusters;       /* other ranks' proxy clusters in this rank's lists */
+  int64_t let_points;         /* other ranks' points in this rank's lists     */
+  int64_t let_bytes_plan;     /* bytes got from other ranks by the create     */
+  int64_t let_bytes_evaluate; /* bytes got from other ranks per evaluate      */
+  double t_rcb;               /* create: recursive coordinate bisection       */
+  double t_redistribute;      /* create: points to the ranks that own them    */
+  double t_let_tree;          /* create: other ranks' box arrays, the lists   */
+  double t_let_data;          /* create: other ranks' points, the set-up      */
+  double t_route;             /* last evaluate: charges to the owners and the
+                                 results back                                 */
+  double t_exchange;          /* last evaluate: charges and modified charges
+                                 of other ranks (one-sided)                   */
 } gpufmm_treecode_info_t;
 
 /* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */

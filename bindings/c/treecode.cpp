@@ -10,6 +10,7 @@
 #include "gpufmm.h"
 #include "kernel_convert.hpp"
 #include "treecode/plan.hpp"
+#include "treecode_convert.hpp"
 
 using namespace gpufmm;
 
@@ -35,7 +36,12 @@ void defaults(gpufmm_treecode_options_t* o) {
   o->grad = d.grad ? 1 : 0;
 }
 
-treecode::Options options(const gpufmm_treecode_options_t* opt) {
+}  // namespace
+
+namespace gpufmm {
+namespace capi {
+
+treecode::Options treecode_options(const gpufmm_treecode_options_t* opt) {
   gpufmm_treecode_options_t c;
   if (opt != nullptr)
     c = *opt;
@@ -58,6 +64,17 @@ treecode::Options options(const gpufmm_treecode_options_t* opt) {
   return o;
 }
 
+gpufmm_treecode_plan_t register_treecode_plan(std::unique_ptr<treecode::PlanObject> h) {
+  auto* handle = static_cast<gpufmm_treecode_plan_t>(register_handle(h.get(), HandleKind::TreecodePlan));
+  h.release();
+  return handle;
+}
+
+}  // namespace capi
+}  // namespace gpufmm
+
+namespace {
+
 treecode::PlanObject* checked_plan(gpufmm_treecode_plan_t p) {
   return checked_handle<treecode::PlanObject>(p, HandleKind::TreecodePlan, "plan");
 }
@@ -65,9 +82,7 @@ treecode::PlanObject* checked_plan(gpufmm_treecode_plan_t p) {
 gpufmm_treecode_plan_t register_plan(std::unique_ptr<treecode::Plan> plan) {
   auto h = std::make_unique<treecode::PlanObject>();
   h->plan = std::move(plan);
-  auto* handle = static_cast<gpufmm_treecode_plan_t>(register_handle(h.get(), HandleKind::TreecodePlan));
-  h.release();
-  return handle;
+  return capi::register_treecode_plan(std::move(h));
 }
 
 
@@ -88,7 +103,7 @@ gpufmm_status_t gpufmm_treecode_plan_create(gpufmm_context_t ctx, const gpufmm_t
   return guard("gpufmm_treecode_plan_create", [&] {
     Context* c = checked_context(ctx);
     require_out(plan, "plan");
-    const treecode::Options o = options(opt);
+    const treecode::Options o = capi::treecode_options(opt);
     *plan = register_plan(treecode::plan_create(*c, o, nsrc, sources, ntrg, targets));
   });
 }
@@ -103,20 +118,27 @@ gpufmm_status_t gpufmm_treecode_plan_destroy(gpufmm_treecode_plan_t plan) {
 gpufmm_status_t gpufmm_treecode_evaluate(gpufmm_treecode_plan_t plan, const double* charges, double* pot,
                                          double* grad) {
   return guard("gpufmm_treecode_evaluate", [&] {
-    treecode::Plan& P = *checked_plan(plan)->plan;
+    treecode::PlanObject& obj = *checked_plan(plan);
+    treecode::Plan& P = *obj.plan;
     std::lock_guard<std::mutex> lock(P.mutex);
     treecode::EvalArgs a;
     a.charges = charges;
     a.pot = pot;
     a.grad = grad;
-    treecode::evaluate(P, a);
+    if (obj.dist)
+      obj.dist->evaluate(a);
+    else
+      treecode::evaluate(P, a);
   });
 }
 
 gpufmm_status_t gpufmm_treecode_evaluate_arrays(gpufmm_treecode_plan_t plan, gpufmm_array_t charges,
                                                 gpufmm_array_t pot, gpufmm_array_t grad) {
   return guard("gpufmm_treecode_evaluate_arrays", [&] {
-    treecode::Plan& P = *checked_plan(plan)->plan;
+    treecode::PlanObject& obj = *checked_plan(plan);
+    require(!obj.dist, GPUFMM_ERROR_NOT_SUPPORTED,
+            "an MPI plan evaluates host arrays: call gpufmm_treecode_evaluate");
+    treecode::Plan& P = *obj.plan;
     std::lock_guard<std::mutex> lock(P.mutex);
     require(charges != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'charges' is a NULL handle");
     treecode::EvalArgs a;
@@ -130,7 +152,8 @@ gpufmm_status_t gpufmm_treecode_evaluate_arrays(gpufmm_treecode_plan_t plan, gpu
 
 gpufmm_status_t gpufmm_treecode_plan_info(gpufmm_treecode_plan_t plan, gpufmm_treecode_info_t* info) {
   return guard("gpufmm_treecode_plan_info", [&] {
-    treecode::Plan& P = *checked_plan(plan)->plan;
+    treecode::PlanObject& obj = *checked_plan(plan);
+    treecode::Plan& P = *obj.plan;
     require_out(info, "info");
     std::lock_guard<std::mutex> lock(P.mutex);
     gpufmm_treecode_info_t r{};
@@ -160,6 +183,10 @@ gpufmm_status_t gpufmm_treecode_plan_info(gpufmm_treecode_plan_t plan, gpufmm_tr
     r.t_compute = P.times.nearfield;
     r.t_downward = P.times.downward;
     r.t_total = P.times.total;
+    r.nranks = 1;
+    r.nsrc_owned = r.nsrc_global = P.nsrc;
+    r.ntrg_owned = r.ntrg_global = P.ntrg;
+    if (obj.dist) obj.dist->info(r);
     *info = r;
   });
 }

@@ -87,6 +87,23 @@ module gpufmm_treecode_mod
      real(c_double) :: t_compute = 0                !< last evaluate: the near field and the approximation
      real(c_double) :: t_downward = 0               !< last evaluate: interpolation to the targets (CP, CC)
      real(c_double) :: t_total = 0                  !< last evaluate, transfers included
+     ! Plans over MPI ranks (module gpufmm_mpi): this rank's view; nsrc and
+     ! ntrg above are the rank's own points. A single-process plan: nranks 1,
+     ! rank 0, owned and global counts = nsrc and ntrg, zeros below.
+     integer(c_int) :: nranks = 1, rank = 0
+     integer(c_int64_t) :: nsrc_owned = 0, ntrg_owned = 0    !< points this rank owns after the RCB
+     integer(c_int64_t) :: nsrc_global = 0, ntrg_global = 0  !< points of all ranks
+     integer(c_int64_t) :: let_boxes = 0           !< box arrays of other ranks got
+     integer(c_int64_t) :: let_clusters = 0        !< other ranks' proxy clusters in this rank's lists
+     integer(c_int64_t) :: let_points = 0          !< other ranks' points in this rank's lists
+     integer(c_int64_t) :: let_bytes_plan = 0      !< bytes got from other ranks by the create
+     integer(c_int64_t) :: let_bytes_evaluate = 0  !< bytes got from other ranks per evaluate
+     real(c_double) :: t_rcb = 0                   !< create: recursive coordinate bisection
+     real(c_double) :: t_redistribute = 0          !< create: points to their owners
+     real(c_double) :: t_let_tree = 0              !< create: other ranks' box arrays, the lists
+     real(c_double) :: t_let_data = 0              !< create: other ranks' points, the set-up
+     real(c_double) :: t_route = 0                 !< last evaluate: charges to owners, results back
+     real(c_double) :: t_exchange = 0              !< last evaluate: other ranks' charges (one-sided)
   end type gpufmm_treecode_info
 
   public :: gpufmm_treecode_options_init, gpufmm_treecode_plan_create, gpufmm_treecode_plan_destroy

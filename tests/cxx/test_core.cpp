@@ -9,7 +9,7 @@
 
 TEST(Status, EveryStatusHasADistinctString) {
   std::set<std::string> seen;
-  for (int s = GPUFMM_SUCCESS; s <= GPUFMM_ERROR_ACCURACY; ++s) {
+  for (int s = GPUFMM_SUCCESS; s <= GPUFMM_ERROR_COMMUNICATION; ++s) {
     const char* str = gpufmm_status_string(static_cast<gpufmm_status_t>(s));
     ASSERT_NE(str, nullptr);
     EXPECT_EQ(std::string(str).rfind("GPUFMM_", 0), 0u) << str;

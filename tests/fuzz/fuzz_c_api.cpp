@@ -89,7 +89,7 @@ class Bytes {
 
 // The status invariants of one call.
 void check(gpufmm_status_t s, const char* call) {
-  if (int(s) < 0 || int(s) > int(GPUFMM_ERROR_ACCURACY)) violated("status out of range", call);
+  if (int(s) < 0 || int(s) > int(GPUFMM_ERROR_COMMUNICATION)) violated("status out of range", call);
   if (s == GPUFMM_ERROR_INTERNAL) violated("GPUFMM_ERROR_INTERNAL", call);
   if (s != GPUFMM_SUCCESS) {
     const std::string m = gpufmm_last_error_message();

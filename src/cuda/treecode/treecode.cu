@@ -220,10 +220,12 @@ void setup_cuda(Plan& P) {
   approx::cheb_units(P.par.degree, u.data());
   G.u = G.upload(u, "treecode nodes");
   // Targets at the sources in one tree: the sorted points are the same, and
-  // so are the proxies where both sides have them; the shorter array is a
-  // prefix of the longer, which is uploaded once.
+  // so are the proxies where both sides have them; when the shorter array is
+  // a prefix of the longer (other ranks' points come last in sxyz), the
+  // longer is uploaded once.
   const bool shared = !P.ttree && P.trg_perm == P.src_perm &&
-                      (P.sprox_box.empty() || P.tprox_box.empty() || P.sprox_box == P.tprox_box);
+                      (P.tprox_box.empty() || P.sprox_box == P.tprox_box ||
+                       (P.sprox_box.empty() && P.nq_remote == 0));
   if (shared) {
     const bool s_longer = P.sxyz.size() >= P.txyz.size();
     double* d = G.upload(s_longer ? P.sxyz : P.txyz, "treecode points");
@@ -290,7 +292,7 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
   const bool user = P.options.kernel.type == kernels::KernelType::kUser;
   const bool stage = host || user;
   if (G.q == nullptr) {
-    G.q = G.alloc(sizeof(T) * size_t(ns + nsp * np3), "treecode charges");
+    G.q = G.alloc(sizeof(T) * size_t(P.nq_local + P.nq_remote), "treecode charges");
     G.qd = static_cast<double*>(G.alloc(sizeof(double) * size_t(ns), "treecode charges"));
     G.part = static_cast<double*>(G.alloc(sizeof(double) * size_t(nchunk * np3), "treecode partial charges"));
     G.pot = G.alloc(sizeof(T) * size_t(nt + ntp * np3), "treecode potentials");
@@ -328,6 +330,19 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
     check_launch("treecode modified charges kernel");
     k_reduce<T><<<grid_for(nsp * np3, 256), 256, 0, s>>>(nsp, np3, ns, G.chunk_first, G.part, q);
     check_launch("treecode modified charges reduction");
+  }
+  if (P.exchange) {  // the charges of other ranks' sets (plan.hpp), through the host
+    std::vector<T> lq(static_cast<size_t>(P.nq_local)), rq(static_cast<size_t>(P.nq_remote));
+    if (!lq.empty()) gpufmm::cuda::staged_download(ctx, lq.data(), q, sizeof(T) * lq.size(), plan::parallel_copy);
+    std::vector<double> local(lq.begin(), lq.end()), remote(rq.size());
+    P.exchange(local.data(), remote.data());
+    std::transform(remote.begin(), remote.end(), rq.begin(), [](double v) { return T(v); });
+    if (!rq.empty())
+      gpufmm::cuda::staged_upload(ctx, q + P.nq_local, rq.data(), sizeof(T) * rq.size(), plan::parallel_copy);
+    if (nt == 0) {
+      GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
+      return;
+    }
   }
   GPUFMM_CUDA_CHECK(cudaEventRecord(G.ev[1], s));
 
@@ -414,8 +429,11 @@ void evaluate_cuda(Plan& P, const EvalArgs& a) {
   DeviceGuard guard(P.ctx);
   const double t0 = seconds();
   const int64_t nt = P.ntrg;
-  if (nt == 0) return;
-  if (P.nsrc == 0) {  // nothing acts: zeros
+  if (P.exchange && !P.gpu) {  // an MPI rank with nothing to compute still takes part
+    P.exchange(nullptr, nullptr);
+  }
+  if (nt == 0 && (!P.exchange || !P.gpu)) return;
+  if (!P.gpu) {  // nothing acts: zeros
     const size_t b = a.on_context && P.options.precision == GPUFMM_FLOAT32 ? sizeof(float) : sizeof(double);
     if (a.on_context) {
       cudaStream_t s = stream_of(P.ctx);

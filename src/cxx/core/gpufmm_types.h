@@ -28,9 +28,11 @@ typedef enum gpufmm_status_e {
   GPUFMM_ERROR_SIZE_MISMATCH = 7,    /* shapes or element counts disagree      */
   GPUFMM_ERROR_TYPE_MISMATCH = 8,    /* dtypes disagree or are not allowed     */
   GPUFMM_ERROR_INTERNAL = 9,         /* a bug in gpufmm: please report it      */
-  GPUFMM_ERROR_ACCURACY = 10         /* the requested accuracy cannot be met
+  GPUFMM_ERROR_ACCURACY = 10,        /* the requested accuracy cannot be met
                                         for this input in this precision (the
                                         message says why)                      */
+  GPUFMM_ERROR_COMMUNICATION = 11    /* an MPI call failed (gpufmm_mpi.h; the
+                                        message names it)                      */
 } gpufmm_status_t;
 
 /* Backends and devices (gpufmm_context_create, gpufmm_context_device_info). */

@@ -27,12 +27,12 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out) {
   const double t0 = now();
   const int64_t ns = P.nsrc, nt = P.ntrg;
   const bool want_grad = grad_out != nullptr;
-  if (nt == 0) return;
-  if (ns == 0) {
+  // An MPI plan's ranks all take part in the exchange, with or without points.
+  auto zeros = [&] {
     if (pot_out) std::fill(pot_out, pot_out + nt, S(0));
     if (grad_out) std::fill(grad_out, grad_out + 3 * nt, S(0));
-    return;
-  }
+  };
+  if (!P.exchange && (nt == 0 || ns == 0)) return zeros();
   const int n = P.par.degree, np1 = P.np1, np3 = P.np3;
   const int64_t nsp = int64_t(P.sprox_box.size()), ntp = int64_t(P.tprox_box.size());
   std::vector<double> u(static_cast<size_t>(np1));
@@ -76,6 +76,14 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out) {
       }
   }
   P.times.upward = now() - t;
+  if (P.exchange) {  // the charges of other ranks' sets (plan.hpp)
+    std::vector<double> local(q.begin(), q.end()), remote(static_cast<size_t>(P.nq_remote));
+    P.exchange(local.data(), remote.data());
+    q.resize(size_t(P.nq_local + P.nq_remote));
+    std::transform(remote.begin(), remote.end(), q.begin() + P.nq_local, [](double v) { return T(v); });
+    if (nt == 0) return;
+    if (P.nq_local + P.nq_remote == 0) return zeros();
+  }
 
   // The near field over the rows.
   t = now();

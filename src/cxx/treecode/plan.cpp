@@ -80,19 +80,24 @@ struct Pair {
   int32_t t, s;
 };
 
-// The traversal of plan.hpp ("Method"): emits (target set, source set).
+// The traversal of plan.hpp ("Method") of the plan's targets against one
+// source tree (the plan's own, or another rank's): emits (target set, source
+// set), the source set in that tree's numbering (box b's points: b; proxy
+// cluster p: boxes + p).
 class Traversal {
  public:
-  explicit Traversal(const Plan& p) : P(p) {}
+  Traversal(const Plan& p, const Boxes& sb, const std::vector<int32_t>& sprox) : P(p), S(sb), sprox_(sprox) {}
 
   void run(std::vector<std::pair<int32_t, int32_t>>& out) const {
+    out.clear();
+    if (S.n == 0 || P.tbox.n == 0) return;
     std::vector<Pair> starts;
     const int32_t sroot = 0, troot = 0;
     if (P.options.type == Type::kPC) {
       for (int64_t i = 0; i < P.nbatch; ++i) starts.push_back({P.batch_box[i], sroot});
     } else if (P.options.type == Type::kCP) {
-      for (int64_t b = 0; b < P.sbox.n; ++b)
-        if (P.sbox.leaf[b]) starts.push_back({troot, int32_t(b)});
+      for (int64_t b = 0; b < S.n; ++b)
+        if (S.leaf[b]) starts.push_back({troot, int32_t(b)});
     } else {
       starts.push_back({troot, sroot});
     }
@@ -114,28 +119,29 @@ class Traversal {
     }
     size_t total = 0;
     for (auto& v : part) total += v.size();
-    out.clear();
     out.reserve(total);
     for (auto& v : part) out.insert(out.end(), v.begin(), v.end());
   }
 
  private:
   const Plan& P;
+  const Boxes& S;
+  const std::vector<int32_t>& sprox_;
 
   void expand(const Pair q, std::vector<Pair>& stack, std::vector<std::pair<int32_t, int32_t>>& out) const {
     const Type type = P.options.type;
     const Box& bt = P.tbox.box[q.t];
-    const Box& bs = P.sbox.box[q.s];
+    const Box& bs = S.box[q.s];
     if (well_separated(bt, bs, P.par.theta)) {
-      emit(q.t, P.tprox[q.t] >= 0, q.s, P.sprox[q.s] >= 0, out);
+      emit(q.t, P.tprox[q.t] >= 0, q.s, sprox_[q.s] >= 0, out);
       return;
     }
     const bool split_t = type != Type::kPC && !P.tbox.leaf[q.t];
-    const bool split_s = type != Type::kCP && !P.sbox.leaf[q.s];
+    const bool split_s = type != Type::kCP && !S.leaf[q.s];
     if (split_t && (!split_s || bt.r > bs.r)) {
       for (int32_t c = P.tbox.child_begin[q.t]; c < P.tbox.child_end[q.t]; ++c) stack.push_back({c, q.s});
     } else if (split_s) {
-      for (int32_t c = P.sbox.child_begin[q.s]; c < P.sbox.child_end[q.s]; ++c) stack.push_back({q.t, c});
+      for (int32_t c = S.child_begin[q.s]; c < S.child_end[q.s]; ++c) stack.push_back({q.t, c});
     } else {
       emit(q.t, false, q.s, false, out);
     }
@@ -145,7 +151,7 @@ class Traversal {
   // proxy arrays are -1 where it allows none), else through its points; the
   // points of a target box go to the rows of the batches below it.
   void emit(int32_t t, bool tp, int32_t s, bool sp, std::vector<std::pair<int32_t, int32_t>>& out) const {
-    const int32_t col = sp ? int32_t(P.sbox.n + P.sprox[s]) : s;
+    const int32_t col = sp ? int32_t(S.n + sprox_[s]) : s;
     if (tp) {
       out.push_back({int32_t(P.nbatch + P.tprox[t]), col});
       return;
@@ -169,8 +175,22 @@ class Traversal {
 
 int32_t Plan::batch_of(int32_t leaf_box) const { return batch_index[size_t(leaf_box)]; }
 
-std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
-                                  int64_t ntrg, const double* targets) {
+std::vector<int32_t> proxy_clusters(const Boxes& b, Type type, bool source_side, int np3,
+                                    std::vector<int32_t>* proxy_box) {
+  std::vector<int32_t> prox(size_t(b.n), -1);
+  if (proxy_box) proxy_box->clear();
+  if (type == (source_side ? Type::kCP : Type::kPC)) return prox;
+  int32_t k = 0;
+  for (int64_t i = 0; i < b.n; ++i)
+    if (b.count(i) > np3) {
+      prox[i] = k++;
+      if (proxy_box) proxy_box->push_back(int32_t(i));
+    }
+  return prox;
+}
+
+std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
+                                 int64_t ntrg, const double* targets, const Params* par) {
   const double t0 = now();
   validate(o);
   kernels::validate_for_backend(o.kernel, ctx.on_gpu());
@@ -184,47 +204,40 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
   auto P = std::make_unique<Plan>(ctx, o);
   P->nsrc = nsrc;
   P->ntrg = ntrg;
-  P->par = choose_params(o, ctx.on_gpu(), nsrc, ntrg);
+  P->par = par ? *par : choose_params(o, ctx.on_gpu(), nsrc, ntrg);
   P->np1 = P->par.degree + 1;
   P->np3 = P->np1 * P->np1 * P->np1;
-  if (nsrc == 0 || ntrg == 0) {
-    P->times.plan = P->plan_seconds = now() - t0;
-    return P;
-  }
+  P->plan_seconds = -t0;  // finish adds its end time
 
-  // Trees: sources with leaves of N_L points, targets with batches of N_B.
+  // Trees: sources with leaves of N_L points, targets with batches of N_B
+  // (a side without points has none).
   double t = now();
   tree::Options to;
   to.kind = tree::Kind::Adaptive;
   to.s_max = P->par.leaf_size;
-  P->stree = tree::build(ctx, to, sources, nsrc, nullptr, 0, false);
-  if (!same || P->par.batch_size != P->par.leaf_size) {
+  if (nsrc > 0) P->stree = tree::build(ctx, to, sources, nsrc, nullptr, 0, false);
+  if (ntrg > 0 && (!same || nsrc == 0 || P->par.batch_size != P->par.leaf_size)) {
     to.s_max = P->par.batch_size;
     P->ttree = tree::build(ctx, to, same ? sources : targets, ntrg, nullptr, 0, false);
   }
-  const tree::Tree& tt = P->ttree ? *P->ttree : *P->stree;
-  P->sbox = host_boxes(*P->stree, P->S());
-  P->tbox = P->ttree ? host_boxes(tt, P->R()) : P->sbox;
-  P->src_perm = tree::host_copy(*P->stree, P->S().perm, nsrc);
-  P->trg_perm = P->ttree ? tree::host_copy(tt, P->R().perm, ntrg) : P->src_perm;
+  if (P->stree) {
+    P->sbox = host_boxes(*P->stree, P->S());
+    P->src_perm = tree::host_copy(*P->stree, P->S().perm, nsrc);
+  }
+  if (P->ttree) {
+    P->tbox = host_boxes(*P->ttree, P->R());
+    P->trg_perm = tree::host_copy(*P->ttree, P->R().perm, ntrg);
+  } else if (ntrg > 0) {
+    P->tbox = P->sbox;
+    P->trg_perm = P->src_perm;
+  }
   P->times.tree = now() - t;
 
   // Proxies: clusters with more than (n+1)^3 points, where the type uses them.
   t = now();
-  const Type type = o.type;
   const int np3 = P->np3;
-  P->sprox.assign(size_t(P->sbox.n), -1);
-  P->tprox.assign(size_t(P->tbox.n), -1);
-  for (int64_t b = 0; b < P->sbox.n; ++b)
-    if (type != Type::kCP && P->sbox.count(b) > np3) {
-      P->sprox[b] = int32_t(P->sprox_box.size());
-      P->sprox_box.push_back(int32_t(b));
-    }
-  for (int64_t b = 0; b < P->tbox.n; ++b)
-    if (type != Type::kPC && P->tbox.count(b) > np3) {
-      P->tprox[b] = int32_t(P->tprox_box.size());
-      P->tprox_box.push_back(int32_t(b));
-    }
+  P->sprox = proxy_clusters(P->sbox, o.type, true, np3, &P->sprox_box);
+  P->tprox = proxy_clusters(P->tbox, o.type, false, np3, &P->tprox_box);
   const int64_t nsp = int64_t(P->sprox_box.size()), ntp = int64_t(P->tprox_box.size());
   require(nsrc + nsp * np3 <= plan::kMaxPoints && ntrg + ntp * np3 <= plan::kMaxPoints,
           GPUFMM_ERROR_INVALID_ARGUMENT, "the ", nsp + ntp, " clusters with ", np3,
@@ -244,7 +257,8 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
 
   // Sets.
   P->nsets_t = P->nbatch + ntp;
-  P->nsets_s = P->sbox.n + nsp;
+  P->nsets_s = P->nsets_s_local = P->sbox.n + nsp;
+  P->nq_local = nsrc + nsp * np3;
   P->tset_begin.resize(size_t(P->nsets_t));
   P->tset_end.resize(size_t(P->nsets_t));
   P->tset_center.resize(size_t(3 * P->nsets_t));
@@ -262,50 +276,14 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
     P->sset_begin[c] = prox ? int32_t(nsrc + (c - P->sbox.n) * np3) : P->sbox.point_begin[c];
     P->sset_end[c] = prox ? P->sset_begin[c] + np3 : P->sbox.point_end[c];
   }
-
-  // The list: pairs from the traversal, bucketed into rows (counting sort),
-  // each row's columns ascending.
-  std::vector<std::pair<int32_t, int32_t>> pairs;
-  Traversal(*P).run(pairs);
-  P->list_offsets.assign(size_t(P->nsets_t + 1), 0);
-  P->list_index.resize(pairs.size());
-  for (const auto& e : pairs) ++P->list_offsets[size_t(e.first) + 1];
-  for (int64_t r = 0; r < P->nsets_t; ++r) P->list_offsets[r + 1] += P->list_offsets[r];
-  {
-    std::vector<int64_t> at(P->list_offsets.begin(), P->list_offsets.end() - 1);
-    for (const auto& e : pairs) P->list_index[size_t(at[size_t(e.first)]++)] = e.second;
-  }
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t r = 0; r < P->nsets_t; ++r)
-    std::sort(P->list_index.begin() + P->list_offsets[r], P->list_index.begin() + P->list_offsets[r + 1]);
-  P->row_sources.assign(size_t(P->nsets_t), 0);
-  Stats& st = P->stats;
-  for (int64_t r = 0; r < P->nsets_t; ++r) {
-    const int64_t nt = P->tset_end[r] - P->tset_begin[r];
-    for (int64_t e = P->list_offsets[r]; e < P->list_offsets[r + 1]; ++e) {
-      const int32_t c = P->list_index[e];
-      const int64_t ns = P->sset_end[c] - P->sset_begin[c];
-      P->row_sources[r] += ns;
-      if (r >= P->nbatch || c >= P->sbox.n)
-        st.approx_pairs += nt * ns;
-      else
-        st.direct_pairs += nt * ns;
-    }
-    P->max_row_sources = std::max(P->max_row_sources, P->row_sources[r]);
-  }
-  st.list_entries = int64_t(pairs.size());
-  st.source_proxies = nsp;
-  st.target_proxies = ntp;
-  st.batches = P->nbatch;
-  st.source_clusters = P->sbox.n;
-  st.target_clusters = P->tbox.n;
+  Traversal(*P, P->sbox, P->sprox).run(P->pairs);
   P->times.lists = now() - t;
 
   // Combined coordinates and the modified-charge work units.
   t = now();
   std::vector<double> u(static_cast<size_t>(P->np1));
   approx::cheb_units(P->par.degree, u.data());
-  P->sxyz.resize(size_t(3 * (nsrc + nsp * np3)));
+  P->sxyz.resize(size_t(3 * P->nq_local));
   P->txyz.resize(size_t(3 * (ntrg + ntp * np3)));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < nsrc; ++i)
@@ -328,13 +306,130 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
       P->chunk_end.push_back(std::min(i + Plan::kChunk, P->sbox.point_end[b]));
     }
   }
-  if (ctx.on_gpu()) {
+  P->times.setup = now() - t;
+  P->plan_seconds += now();
+  return P;
+}
+
+int64_t RemoteSources::set_begin(const Plan& P, size_t k) const {
+  const int32_t c = sets[k];
+  return c < boxes.n ? boxes.point_begin[c] : nsrc + int64_t(c - boxes.n) * P.np3;
+}
+
+int64_t RemoteSources::set_end(const Plan& P, size_t k) const {
+  const int32_t c = sets[k];
+  return c < boxes.n ? boxes.point_end[c] : set_begin(P, k) + P.np3;
+}
+
+void remote_lists(const Plan& P, RemoteSources& R) {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  Traversal(P, R.boxes, R.prox).run(pairs);
+  R.sets.clear();
+  for (const auto& e : pairs) R.sets.push_back(e.second);
+  std::sort(R.sets.begin(), R.sets.end());
+  R.sets.erase(std::unique(R.sets.begin(), R.sets.end()), R.sets.end());
+  R.pairs.clear();
+  R.pairs.reserve(pairs.size());
+  for (const auto& e : pairs)
+    R.pairs.push_back({e.first, int32_t(std::lower_bound(R.sets.begin(), R.sets.end(), e.second) - R.sets.begin())});
+}
+
+void append_remote(Plan& P, const std::vector<RemoteSources>& R, const std::vector<std::vector<double>>& xyz) {
+  const double t0 = now();
+  const int np3 = P.np3;
+  std::vector<double> u(static_cast<size_t>(P.np1));
+  approx::cheb_units(P.par.degree, u.data());
+  int64_t nq = P.nq_local + P.nq_remote;
+  for (size_t r = 0; r < R.size(); ++r) {
+    const RemoteSources& S = R[r];
+    const int64_t first_set = P.nsets_s;
+    int64_t m = 0;  // points of xyz[r] used
+    for (size_t k = 0; k < S.sets.size(); ++k) {
+      const bool prox = S.sets[k] >= S.boxes.n;
+      const int64_t len = S.set_end(P, k) - S.set_begin(P, k);
+      require(nq + len <= plan::kMaxPoints, GPUFMM_ERROR_INVALID_ARGUMENT, "the sources of the other ranks this ",
+              "rank needs exceed 2^31 points: use more ranks or raise leaf_size");
+      P.sset_begin.push_back(int32_t(nq));
+      P.sset_end.push_back(int32_t(nq + len));
+      P.remote_proxy.push_back(prox ? 1 : 0);
+      P.sxyz.resize(size_t(3 * (nq + len)));
+      if (prox) {
+        const Box& bx = S.boxes.box[S.prox_box[size_t(S.sets[k] - S.boxes.n)]];
+        for (int j = 0; j < np3; ++j) proxy_point(P.par.degree, u.data(), bx, j, &P.sxyz[3 * (nq + j)]);
+      } else {
+        require(3 * (m + len) <= int64_t(xyz[r].size()), GPUFMM_ERROR_INTERNAL,
+                "remote points: fewer coordinates than the sets need");
+        std::copy(xyz[r].begin() + 3 * m, xyz[r].begin() + 3 * (m + len), P.sxyz.begin() + 3 * nq);
+        m += len;
+      }
+      nq += len;
+      ++P.nsets_s;
+    }
+    for (const auto& e : S.pairs) P.pairs.push_back({e.first, int32_t(first_set + e.second)});
+  }
+  P.nq_remote = nq - P.nq_local;
+  P.times.lists += now() - t0;
+}
+
+void finish(Plan& P) {
+  const double t0 = now();
+  // The list: pairs bucketed into rows (counting sort), each row's columns
+  // ascending.
+  const std::vector<std::pair<int32_t, int32_t>>& pairs = P.pairs;
+  P.list_offsets.assign(size_t(P.nsets_t + 1), 0);
+  P.list_index.resize(pairs.size());
+  for (const auto& e : pairs) ++P.list_offsets[size_t(e.first) + 1];
+  for (int64_t r = 0; r < P.nsets_t; ++r) P.list_offsets[r + 1] += P.list_offsets[r];
+  {
+    std::vector<int64_t> at(P.list_offsets.begin(), P.list_offsets.end() - 1);
+    for (const auto& e : pairs) P.list_index[size_t(at[size_t(e.first)]++)] = e.second;
+  }
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t r = 0; r < P.nsets_t; ++r)
+    std::sort(P.list_index.begin() + P.list_offsets[r], P.list_index.begin() + P.list_offsets[r + 1]);
+  auto proxy_set = [&](int32_t c) {
+    return c >= P.nsets_s_local ? P.remote_proxy[size_t(c - P.nsets_s_local)] != 0 : c >= P.sbox.n;
+  };
+  P.row_sources.assign(size_t(P.nsets_t), 0);
+  Stats& st = P.stats;
+  for (int64_t r = 0; r < P.nsets_t; ++r) {
+    const int64_t nt = P.tset_end[r] - P.tset_begin[r];
+    for (int64_t e = P.list_offsets[r]; e < P.list_offsets[r + 1]; ++e) {
+      const int32_t c = P.list_index[e];
+      const int64_t ns = P.sset_end[c] - P.sset_begin[c];
+      P.row_sources[r] += ns;
+      if (r >= P.nbatch || proxy_set(c))
+        st.approx_pairs += nt * ns;
+      else
+        st.direct_pairs += nt * ns;
+    }
+    P.max_row_sources = std::max(P.max_row_sources, P.row_sources[r]);
+  }
+  st.list_entries = int64_t(pairs.size());
+  st.source_proxies = int64_t(P.sprox_box.size());
+  st.target_proxies = int64_t(P.tprox_box.size());
+  st.batches = P.nbatch;
+  st.source_clusters = P.sbox.n;
+  st.target_clusters = P.tbox.n;
+  P.pairs.clear();
+  P.pairs.shrink_to_fit();
+  P.times.lists += now() - t0;
+
+  const double t = now();
+  if (P.ctx.on_gpu() && (P.ntrg > 0 || P.exchange) && P.nq_local + P.nq_remote > 0) {
 #ifdef GPUFMM_HAVE_CUDA
-    detail::setup_cuda(*P);
+    detail::setup_cuda(P);
 #endif
   }
-  P->times.setup = now() - t;
-  P->times.plan = P->plan_seconds = now() - t0;
+  P.times.setup += now() - t;
+  P.plan_seconds += now() - t0;
+  P.times.plan = P.plan_seconds;
+}
+
+std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
+                                  int64_t ntrg, const double* targets) {
+  auto P = plan_build(ctx, o, nsrc, sources, ntrg, targets);
+  finish(*P);
   return P;
 }
 

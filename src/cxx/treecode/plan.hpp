@@ -55,6 +55,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -117,6 +118,12 @@ struct Boxes {
   int32_t count(int64_t b) const { return point_end[b] - point_begin[b]; }
 };
 
+// Per box: its proxy cluster index (clusters with more than np3 points,
+// numbered in box order), or -1; none on the side the type does not use
+// (sources: CP; targets: PC). `proxy_box` gets each cluster's box.
+std::vector<int32_t> proxy_clusters(const Boxes& b, Type type, bool source_side, int np3,
+                                    std::vector<int32_t>* proxy_box = nullptr);
+
 struct Timings {  // seconds
   double tree = 0, lists = 0, setup = 0, plan = 0;  // plan create
   double upward = 0, nearfield = 0, downward = 0, total = 0;  // last evaluate
@@ -160,6 +167,18 @@ class Plan : public ContextChild {
 
   // Sets and the list (see the layout above).
   int64_t nbatch = 0, nsets_t = 0, nsets_s = 0;
+  // Sources of other MPI ranks (src/mpi/; append_remote): source sets
+  // [nsets_s_local, nsets_s) over the points [nq_local, nq_local +
+  // nq_remote) of sxyz and of the charges, after the local ones (nq_local =
+  // nsrc + source proxies x np3). remote_proxy: per remote set, whether it is
+  // a cluster's proxies. Each evaluate calls `exchange` once, collectively,
+  // between the modified charges and the near field: it gets the local
+  // charges (nq_local, double) and writes the remote ones (nq_remote).
+  int64_t nsets_s_local = 0, nq_local = 0, nq_remote = 0;
+  std::vector<uint8_t> remote_proxy;
+  std::function<void(const double* local_q, double* remote_q)> exchange;
+  // (target set, source set) pairs of the traversals until finish() makes the list.
+  std::vector<std::pair<int32_t, int32_t>> pairs;
   std::vector<int32_t> tset_begin, tset_end, sset_begin, sset_end;
   std::vector<double> tset_center;  // 3 per target set
   std::vector<int64_t> list_offsets;  // [nsets_t + 1]
@@ -181,8 +200,40 @@ class Plan : public ContextChild {
 
 // Checks, trees, geometry, lists; backend set-up. sources / targets: 3 x n
 // doubles in host memory; targets NULL: at the sources (ntrg ignored).
+// It is plan_build, then finish.
 std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
                                   int64_t ntrg, const double* targets);
+
+// The parts of plan_create, for the MPI plan (src/mpi/), which adds the
+// sources of other ranks in between. plan_build: checks, trees, proxies,
+// sets, the traversal of the local sources (into pairs), coordinates; par
+// is used as given when not null (every rank runs with the same). finish:
+// the list from the pairs, the statistics, the backend set-up.
+std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
+                                 int64_t ntrg, const double* targets, const Params* par = nullptr);
+void finish(Plan& P);
+
+// A source tree of another rank as the local targets see it.
+struct RemoteSources {
+  Boxes boxes;                // its box arrays
+  int64_t nsrc = 0;           // its points; its charges are [nsrc sorted | proxies x np3]
+  std::vector<int32_t> prox, prox_box;  // proxy_clusters of its boxes, and each cluster's box
+  // Filled by remote_lists: the source sets (in its numbering: box b's
+  // points, or boxes.n + p for proxy cluster p) the local targets interact
+  // with, ascending, and the (local target set, index into sets) pairs.
+  std::vector<int32_t> sets;
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  // [begin, end) of set k's values in the rank's charge (or point) array.
+  int64_t set_begin(const Plan& P, size_t k) const;
+  int64_t set_end(const Plan& P, size_t k) const;
+};
+// The traversal of the local targets against R's tree (start pairs as for
+// the local tree: the roots, or R's leaves for CP).
+void remote_lists(const Plan& P, RemoteSources& R);
+// Appends the sets of every R to P: points of a point set from xyz[r]
+// (3 per point, the sets' points in set order), proxies from R's boxes;
+// and their pairs. Before finish.
+void append_remote(Plan& P, const std::vector<RemoteSources>& R, const std::vector<std::vector<double>>& xyz);
 
 // One evaluate. charges[nsrc], pot[ntrg], grad[3 ntrg] (pot or grad NULL when
 // not wanted, not both): double host arrays (on_context false), or arrays of
@@ -208,12 +259,29 @@ void evaluate_cuda(Plan& p, const EvalArgs& a);
 }  // namespace gpufmm
 
 struct gpufmm_treecode_plan_s;  // a handle: an id (core/handles.hpp)
+struct gpufmm_treecode_info_s;
 
 namespace gpufmm {
 namespace treecode {
-// The object behind gpufmm_treecode_plan_t.
+// A plan over MPI ranks (src/mpi/treecode_mpi.cpp, library gpufmm_mpi): the
+// C thunks of gpufmm_treecode_plan_t call it for the evaluate and the info;
+// both are collective, and so is its destruction.
+class Distributed {
+ public:
+  virtual ~Distributed() = default;
+  // Host arrays in the user's local order (EvalArgs::on_context false).
+  virtual void evaluate(const EvalArgs& a) = 0;
+  // Overwrites the fields of the local plan with the rank's view (local
+  // counts) and fills the MPI fields.
+  virtual void info(gpufmm_treecode_info_s& r) const = 0;
+};
+
+// The object behind gpufmm_treecode_plan_t: `plan` the (rank's) plan, and
+// `dist` when it is an MPI plan (destroyed first).
 struct PlanObject {
   std::unique_ptr<Plan> plan;
+  std::unique_ptr<Distributed> dist;
+  ~PlanObject() { dist.reset(); }
 };
 }  // namespace treecode
 }  // namespace gpufmm

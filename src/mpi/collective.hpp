@@ -1,0 +1,62 @@
+// Errors across MPI ranks (issue 16, "an error on one rank reported on every
+// rank"): an MPI call that fails becomes a gpufmm::Error (status
+// GPUFMM_ERROR_COMMUNICATION, naming the call), and a step every rank runs
+// ends with an agreement: when it failed on any rank, every rank throws the
+// same error, that of the lowest rank where it first failed, as
+// "rank r: message". No rank is left waiting in a later collective call.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace gpufmm {
+namespace mpi {
+
+// Throws COMMUNICATION "MPI_Xxx failed: <MPI's error string>" unless rc is
+// MPI_SUCCESS (the library's communicators and windows return errors
+// instead of aborting: MPI_ERRORS_RETURN).
+void check(int rc, const char* call);
+
+// An error every rank already agreed on (thrown by agree).
+class AgreedError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Collective over comm: returns when st is SUCCESS on every rank, else
+// throws AgreedError on every rank. `agreed` marks an error that came from
+// an earlier agreement (it loses to a rank's own error).
+void agree(MPI_Comm comm, gpufmm_status_t st, const std::string& message, bool agreed = false);
+
+// Runs f and agrees on its outcome (collective over comm). f must not make
+// a collective call after anything that can throw: a rank that threw would
+// be in the agreement while the others are in that call.
+template <class F>
+void collective(MPI_Comm comm, F&& f) {
+  gpufmm_status_t st = GPUFMM_SUCCESS;
+  std::string msg;
+  bool agreed = false;
+  try {
+    f();
+  } catch (const AgreedError& e) {
+    st = e.status();
+    msg = e.what();
+    agreed = true;
+  } catch (const Error& e) {
+    st = e.status();
+    msg = e.what();
+  } catch (const std::bad_alloc&) {
+    st = GPUFMM_ERROR_OUT_OF_MEMORY;
+    msg = "host memory allocation failed (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    st = GPUFMM_ERROR_INTERNAL;
+    msg = std::string("internal error: ") + e.what();
+  }
+  agree(comm, st, msg, agreed);
+}
+
+}  // namespace mpi
+}  // namespace gpufmm
