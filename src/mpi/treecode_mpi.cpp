@@ -287,6 +287,7 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
       const int rc = MPI_Get(staged[q].data(), count, MPI_DOUBLE, q, 0, 1, type, pts_win);
       MPI_Type_free(&type);
       check(rc, "MPI_Get (point window)");
+      D.volume.let_points += used[q].total;
       D.volume.let_bytes_points += int64_t(sizeof(double)) * 3 * used[q].total;
     }
     check(MPI_Win_unlock_all(pts_win), "MPI_Win_unlock_all (point window)");
@@ -320,10 +321,7 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
       std::vector<std::pair<int64_t, int64_t>> r;
       for (size_t k = 0; k < S.sets.size(); ++k) {
         r.push_back({S.set_begin(P, k), S.set_end(P, k)});
-        if (S.sets[k] >= S.boxes.n)
-          ++D.volume.let_clusters;
-        else
-          D.volume.let_points += S.set_end(P, k) - S.set_begin(P, k);
+        if (S.sets[k] >= S.boxes.n) ++D.volume.let_clusters;
       }
       D.volume.let_sets += int64_t(S.sets.size());
       charge_ranges[i] = Ranges::of(r);

@@ -46,7 +46,8 @@ struct TreecodeMpiTimes {  // seconds
 
 struct TreecodeMpiVolume {  // of this rank
   int64_t let_boxes = 0, let_bytes_tree = 0;            // remote box arrays got
-  int64_t let_sets = 0, let_clusters = 0, let_points = 0;  // remote sets in the lists
+  int64_t let_sets = 0, let_clusters = 0;  // remote sets in the lists, of them proxy clusters
+  int64_t let_points = 0;                  // distinct remote points got
   int64_t let_bytes_points = 0;                        // coordinates got (plan)
   int64_t let_bytes_evaluate = 0;                      // charges got per evaluate
 };

@@ -9,7 +9,7 @@
 //     so the potential at a rank's targets is the sum over the ranks q of a
 //     single-process plan with those targets and q's sources (same
 //     parameters). Every compute type, targets = sources and not, double and
-//     float.
+//     float, Coulomb and Yukawa.
 //  2. Accurate: against the direct sum in double, relative L2 error <= eps
 //     with the parameters the plan chooses from eps.
 //  3. One rank holding all points (the others none), two points on four
@@ -240,15 +240,21 @@ gpufmm_treecode_options_t fixed_options(int type, int precision) {
   return o;
 }
 
-void check_equal_by_rank(gpufmm_context_t ctx, gpufmm_test::Dist d, int type, bool same, int precision) {
+void check_equal_by_rank(gpufmm_context_t ctx, gpufmm_test::Dist d, int type, bool same, int precision,
+                         bool yukawa = false) {
   const uint64_t seed = shared_seed();
-  char name[160];
-  std::snprintf(name, sizeof name, "equal to the single-process plans, %s %s %s %s (seed %llu)",
-                gpufmm_test::dist_name(d), type_name(type), same ? "targets = sources" : "separate targets",
-                precision == GPUFMM_FLOAT64 ? "double" : "float", (unsigned long long)seed);
+  char name[200];
+  std::snprintf(name, sizeof name, "equal to the single-process plans, %s %s %s %s %s (seed %llu)",
+                yukawa ? "Yukawa" : "Coulomb", gpufmm_test::dist_name(d), type_name(type),
+                same ? "targets = sources" : "separate targets", precision == GPUFMM_FLOAT64 ? "double" : "float",
+                (unsigned long long)seed);
   test_name = name;
   const Problem p = make_problem(d, 3000, same ? -1 : 2000, seed);
-  const auto o = fixed_options(type, precision);
+  auto o = fixed_options(type, precision);
+  if (yukawa) {
+    const double kappa = 0.5;
+    gpufmm_kernel_init(&o.kernel, GPUFMM_KERNEL_YUKAWA, 1, &kappa);
+  }
   Run r = run_mpi(ctx, o, p, true);
   if (r.plan != nullptr) {
     std::vector<double> pot, grad;
@@ -456,6 +462,7 @@ int main(int argc, char** argv) {
     for (int type : {GPUFMM_TREECODE_PC, GPUFMM_TREECODE_CP, GPUFMM_TREECODE_CC})
       for (bool same : {true, false}) check_equal_by_rank(ctx, d, type, same, GPUFMM_FLOAT64);
   check_equal_by_rank(ctx, Dist::Plummer, GPUFMM_TREECODE_CC, false, GPUFMM_FLOAT32);
+  check_equal_by_rank(ctx, Dist::Uniform, GPUFMM_TREECODE_PC, false, GPUFMM_FLOAT64, true);
   check_accuracy(ctx, Dist::Uniform, GPUFMM_TREECODE_PC, true, 1e-4);
   check_accuracy(ctx, Dist::Plummer, GPUFMM_TREECODE_CC, false, 1e-3);
   check_zero_point_ranks(ctx);
