@@ -5,6 +5,10 @@
 //   mpirun -np P bench_treecode_mpi [--n N | --n-per-rank M] [--dist uniform|plummer]
 //        [--eps E] [--type pc|cp|cc] [--theta T --degree D] [--leaf L] [--batch B]
 //        [--gpu] [--repeat R] [--check K] [--csv PATH] [--label TEXT]
+//   bench_treecode_mpi --dump PATH [--n N] [--dist D]
+//       writes the benchmark's points and charges for a peer (BaryTree's
+//       point-file driver): x, y, z, q per point, little-endian doubles,
+//       no header; then exits.
 //
 // N points in all (strong scaling; default 4e6), or M per rank (weak
 // scaling), sources = targets, Coulomb, potential and gradient. The points
@@ -89,7 +93,24 @@ int main(int argc, char** argv) {
     const std::vector<double> all = gpufmm_test::make_points(dist, n, 20261125);
     xyz.assign(all.begin() + 3 * b, all.begin() + 3 * e);
   }
-  for (int64_t i = 0; i < nl; ++i) q[i] = std::sin(1.0 + 0.7 * double(b + i));
+  auto charge = [](int64_t i) { return std::sin(1.0 + 0.7 * double(i)); };
+  for (int64_t i = 0; i < nl; ++i) q[i] = charge(b + i);
+  const std::string dump = option(argc, argv, "--dump", "");
+  if (!dump.empty()) {
+    if (rank == 0) {
+      const std::vector<double> all = gpufmm_test::make_points(dist, n, 20261125);
+      FILE* f = std::fopen(dump.c_str(), "wb");
+      if (f == nullptr) MPI_Abort(MPI_COMM_WORLD, 1);
+      for (int64_t i = 0; i < n; ++i) {
+        const double rec[4] = {all[3 * i], all[3 * i + 1], all[3 * i + 2], charge(i)};
+        std::fwrite(rec, sizeof rec, 1, f);
+      }
+      std::fclose(f);
+      std::fprintf(stderr, "bench_treecode_mpi: wrote %lld points to %s\n", (long long)n, dump.c_str());
+    }
+    MPI_Finalize();
+    return 0;
+  }
 
   int ndev = 0;
   gpufmm_device_count(&ndev);
