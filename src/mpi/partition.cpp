@@ -196,9 +196,18 @@ std::vector<int> scaled(const std::vector<int>& v, int width) {
   return s;
 }
 
+// One rank: the route is a permutation of the rank's own points (the
+// identity for RCB's single group); no MPI transfer.
+bool local_only(const Route& r) { return r.send_count.size() == 1; }
+
 }  // namespace
 
 void route_forward(MPI_Comm comm, const Route& r, const double* local, double* owned, int width) {
+  if (local_only(r)) {
+    for (size_t k = 0; k < r.order.size(); ++k)
+      for (int d = 0; d < width; ++d) owned[k * width + d] = local[r.order[k] * width + d];
+    return;
+  }
   std::vector<double> buf(r.order.size() * size_t(width));
   for (size_t k = 0; k < r.order.size(); ++k)
     for (int d = 0; d < width; ++d) buf[k * width + d] = local[r.order[k] * width + d];
@@ -209,6 +218,11 @@ void route_forward(MPI_Comm comm, const Route& r, const double* local, double* o
 }
 
 void route_back(MPI_Comm comm, const Route& r, const double* owned, double* local, int width) {
+  if (local_only(r)) {
+    for (size_t k = 0; k < r.order.size(); ++k)
+      for (int d = 0; d < width; ++d) local[r.order[k] * width + d] = owned[k * width + d];
+    return;
+  }
   std::vector<double> buf(r.order.size() * size_t(width));
   const auto sc = scaled(r.send_count, width), sd = scaled(r.send_displ, width);
   const auto rc = scaled(r.recv_count, width), rd = scaled(r.recv_displ, width);
