@@ -8,7 +8,7 @@
 //       Plummer points and the Coulomb and regularized Yukawa (kappa 0.5,
 //       delta 0.02) kernels (on GPU 0 unless --cpu or there is none; leaf 0:
 //       the plan's).
-//   bench_treecode --sweep [--n 1e6] [--kernels coulomb,yukawa] [--thetas 0.5,0.7,0.8]
+//   bench_treecode --sweep [--n 1e6] [--kernels coulomb,yukawa,user-yukawa] [--thetas 0.5,0.7,0.8]
 //                  [--degrees 2,4,6,8,10,12] [--leaf L1,L2] [--precisions double,float] [--cpu] [--csv PATH]
 //       error versus time (papers/001 Fig. 4): plan and evaluate times and the
 //       sampled error of potential and gradient.
@@ -67,10 +67,20 @@ Problem make(gpufmm_test::Dist d, int64_t n, uint64_t seed, int64_t k) {
   return p;
 }
 
+// Yukawa as a user kernel (issue 15, item 3): the same g(r) = exp(-kappa r)/r
+// through NVRTC on the GPU and function pointers on the CPU, so that its
+// time measures what a user kernel costs against the built-in one.
+double user_yukawa(double r, const double* p) { return std::exp(-p[0] * r) / r; }
+double user_yukawa_dr(double r, const double* p) { return -std::exp(-p[0] * r) * (1 + p[0] * r) / (r * r); }
+
+// coulomb, yukawa, or user-yukawa (the user kernel above).
 gpufmm_kernel_t kernel(const std::string& name, double kappa) {
   gpufmm_kernel_t k;
   if (name == "yukawa")
     CHECK(gpufmm_kernel_init(&k, GPUFMM_KERNEL_YUKAWA, 1, &kappa));
+  else if (name == "user-yukawa")
+    CHECK(gpufmm_kernel_init_user(&k, 1, &kappa, "exp(-p[0] * r) / r", "-exp(-p[0] * r) * (1 + p[0] * r) / (r * r)",
+                                  user_yukawa, user_yukawa_dr, GPUFMM_KERNEL_R0_LEFT_OUT));
   else
     CHECK(gpufmm_kernel_init(&k, GPUFMM_KERNEL_LAPLACE, 0, nullptr));
   return k;
@@ -237,7 +247,7 @@ void sweep(int argc, char** argv, gpufmm_context_t ctx, bool gpu) {
               "n", "leaf", "plan[s]", "eval[s]", "err pot", "err grad", "approx", "direct");
   const Problem p = make(dist, n, 42, k);
   for (const std::string& kn : split(option(argc, argv, "--kernels", "coulomb,yukawa"))) {
-    const double kappa = kn == "yukawa" ? 0.5 : 0;
+    const double kappa = kn == "yukawa" || kn == "user-yukawa" ? 0.5 : 0;
     const gpufmm_kernel_t kern = kernel(kn, kappa);
     const Ref ref = reference(ctx, kern, p);
     for (const std::string& ts : split(option(argc, argv, "--thetas", "0.5,0.7,0.8")))
@@ -300,7 +310,7 @@ void scaling(int argc, char** argv, gpufmm_context_t ctx, bool gpu) {
   for (const std::string& kn : split(option(argc, argv, "--kernels", "coulomb,yukawa")))
     for (const std::string& ns : split(option(argc, argv, "--sizes", "1e5,1e6,1e7"))) {
       const int64_t n = int64_t(std::atof(ns.c_str()));
-      const double kappa = kn == "yukawa" ? 0.5 : 0;
+      const double kappa = kn == "yukawa" || kn == "user-yukawa" ? 0.5 : 0;
       const gpufmm_kernel_t kern = kernel(kn, kappa);
       const Problem p = make(gpufmm_test::Dist::Uniform, n, 7, k);
       const Ref ref = reference(ctx, kern, p);
