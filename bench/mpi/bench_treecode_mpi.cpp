@@ -3,7 +3,8 @@
 // CSV.
 //
 //   mpirun -np P bench_treecode_mpi [--n N | --n-per-rank M] [--dist uniform|plummer]
-//        [--eps E] [--type pc|cp|cc] [--theta T --degree D] [--leaf L] [--batch B]
+//        [--kernel coulomb|yukawa] [--kappa K] [--eps E] [--type pc|cp|cc]
+//        [--theta T --degree D] [--leaf L] [--batch B]
 //        [--gpu] [--repeat R] [--check K] [--csv PATH] [--label TEXT]
 //   bench_treecode_mpi --dump PATH [--n N] [--dist D]
 //       writes the benchmark's points and charges for a peer (BaryTree's
@@ -11,7 +12,8 @@
 //       no header; then exits.
 //
 // N points in all (strong scaling; default 4e6), or M per rank (weak
-// scaling), sources = targets, Coulomb, potential and gradient. The points
+// scaling), sources = targets, Coulomb (or Yukawa exp(-kappa r)/r, kappa
+// 0.5 unless --kappa), potential and gradient. The points
 // are one global set (a fixed seed); rank r passes the slice [r N/P,
 // (r+1) N/P) of it, which is spread over the whole domain, so the RCB and
 // the redistribution do their full work. --gpu: each rank on GPU (rank mod
@@ -77,8 +79,15 @@ int main(int argc, char** argv) {
   const std::string csv = option(argc, argv, "--csv", "");
   const std::string label = option(argc, argv, "--label", "");
 
+  const std::string kernel_s = option(argc, argv, "--kernel", "coulomb");
+  if (kernel_s != "coulomb" && kernel_s != "yukawa") {
+    if (rank == 0) std::fprintf(stderr, "bench_treecode_mpi: --kernel must be coulomb or yukawa\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const double kappa = std::stod(option(argc, argv, "--kappa", "0.5"));
   gpufmm_treecode_options_t o;
   gpufmm_treecode_options_init(&o);
+  if (kernel_s == "yukawa") CHECK(gpufmm_kernel_init(&o.kernel, GPUFMM_KERNEL_YUKAWA, 1, &kappa));
   o.eps = std::stod(option(argc, argv, "--eps", "1e-6"));
   o.type = type_s == "cp" ? GPUFMM_TREECODE_CP : type_s == "cc" ? GPUFMM_TREECODE_CC : GPUFMM_TREECODE_PC;
   o.theta = std::stod(option(argc, argv, "--theta", "0"));
@@ -152,10 +161,8 @@ int main(int argc, char** argv) {
       }
     MPI_Bcast(y.data(), int(3 * k), MPI_DOUBLE, 0, MPI_COMM_WORLD);
     std::vector<double> rp(static_cast<size_t>(k), 0.0), rg(size_t(3 * k), 0.0);
-    gpufmm_kernel_t kern{};
-    kern.type = GPUFMM_KERNEL_LAPLACE;
     if (nl > 0)
-      CHECK(gpufmm_direct(ctx, &kern, GPUFMM_FLOAT64, nl, xyz.data(), q.data(), k, y.data(), rp.data(), rg.data()));
+      CHECK(gpufmm_direct(ctx, &o.kernel, GPUFMM_FLOAT64, nl, xyz.data(), q.data(), k, y.data(), rp.data(), rg.data()));
     MPI_Allreduce(MPI_IN_PLACE, rp.data(), int(k), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, rg.data(), int(3 * k), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
@@ -188,14 +195,14 @@ int main(int argc, char** argv) {
   const double own_max = max_over_ranks(double(I.nsrc_owned)), own_mean = mean_over_ranks(double(I.nsrc_owned));
   if (rank == 0) {
     const char* be = I.backend == GPUFMM_BACKEND_CUDA ? (ndev < size ? "gpu-shared" : "gpu") : "cpu";
-    std::printf("%-5s %9s %-10s %5s %3s %5s | %7s %6s %6s %6s %6s %6s | %8s %6s %6s %7s %8s %7s | %9s %9s %7s %7s %7s %7s "
+    std::printf("%-7s %-5s %9s %-10s %5s %3s %5s | %7s %6s %6s %6s %6s %6s | %8s %6s %6s %7s %8s %7s | %9s %9s %7s %7s %7s %7s "
                 "| %6s | %8s %8s\n",
-                "ranks", "N", "backend", "theta", "n", "leaf", "plan_s", "rcb", "redist", "local", "lettree",
+                "kernel", "ranks", "N", "backend", "theta", "n", "leaf", "plan_s", "rcb", "redist", "local", "lettree",
                 "letdata", "eval_s", "route", "exch", "upward", "nearfld", "downwd", "letpt_max", "letpt_avg",
                 "letcl_mx", "letcl_av", "MBplan", "MBeval", "bal", "err_pot", "err_grad");
-    std::printf("%-5d %9lld %-10s %5.2f %3d %5d | %7.3f %6.3f %6.3f %6.3f %6.3f %6.3f | %8.4f %6.4f %6.4f %7.4f %8.4f "
+    std::printf("%-7s %-5d %9lld %-10s %5.2f %3d %5d | %7.3f %6.3f %6.3f %6.3f %6.3f %6.3f | %8.4f %6.4f %6.4f %7.4f %8.4f "
                 "%7.4f | %9.0f %9.0f %7.0f %7.0f %7.1f %7.2f | %6.3f | %8.2e %8.2e\n",
-                size, (long long)n, be, I.theta, I.degree, I.leaf_size, plan_s, rcb, redist, local, let_tree, let_data,
+                kernel_s.c_str(), size, (long long)n, be, I.theta, I.degree, I.leaf_size, plan_s, rcb, redist, local, let_tree, let_data,
                 best.t_total, route, exch, up, nf, down, lp_max, lp_mean, lc_max, lc_mean, mb_plan, mb_eval,
                 own_max / own_mean, err_pot, err_grad);
     if (!csv.empty()) {
@@ -203,13 +210,13 @@ int main(int argc, char** argv) {
       if (f) {
         std::fseek(f, 0, SEEK_END);
         if (std::ftell(f) == 0)
-          std::fprintf(f, "label,ranks,n,dist,backend,type,theta,degree,leaf,plan_s,rcb_s,redistribute_s,local_s,"
+          std::fprintf(f, "label,kernel,ranks,n,dist,backend,type,theta,degree,leaf,plan_s,rcb_s,redistribute_s,local_s,"
                           "let_tree_s,let_data_s,eval_s,route_s,exchange_s,upward_s,nearfield_s,downward_s,"
                           "let_points_max,let_points_mean,let_clusters_max,let_clusters_mean,let_mb_plan_max,"
                           "let_mb_eval_max,balance,err_pot,err_grad\n");
-        std::fprintf(f, "%s,%d,%lld,%s,%s,%s,%.2f,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+        std::fprintf(f, "%s,%s,%d,%lld,%s,%s,%s,%.2f,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
                         "%.0f,%.0f,%.0f,%.0f,%.4g,%.4g,%.4f,%.3e,%.3e\n",
-                     label.c_str(), size, (long long)n, dist_s.c_str(), be, type_s.c_str(), I.theta, I.degree,
+                     label.c_str(), kernel_s.c_str(), size, (long long)n, dist_s.c_str(), be, type_s.c_str(), I.theta, I.degree,
                      I.leaf_size, plan_s, rcb, redist, local, let_tree, let_data, best.t_total, route, exch, up, nf,
                      down, lp_max, lp_mean, lc_max, lc_mean, mb_plan, mb_eval, own_max / own_mean, err_pot, err_grad);
         std::fclose(f);
