@@ -270,9 +270,13 @@ def check_forms(lib, rng, dist, eps, nd):
 FAR_FIELD_TOL = {"uniform": 1, "clustered": 100}
 
 
-def check_far_field(lib, rng, dist, eps, nd, ns=20000, nt=2000, sample=(300, 1000)):
+def check_far_field(lib, rng, dist, eps, nd, ns=20000, nt=2000):
     """lfmm3d_st_cd_h[_vec] where the far field carries most of the sum;
-    reference: FMM3D's direct sum at sampled sources and targets."""
+    reference: FMM3D's direct sum at every source and target. (The relative
+    L2 error is what eps bounds; over a sample of the sources it is not: a
+    few points with a small potential next to a dipole carry errors far
+    above the mean, and a sample of 300 that holds one reached 1.2e-6 at eps
+    1e-6 where the whole set had 1.7e-7.)"""
     n_d = 1 if nd is None else nd
     src, trg = points(ns, dist, rng), points(nt, dist, rng)
     q, d = densities(n_d, ns, rng)
@@ -282,13 +286,10 @@ def check_far_field(lib, rng, dist, eps, nd, ns=20000, nt=2000, sample=(300, 100
     if ier != 0:
         report(False, f"{what}: ier {ier}: {lib.gpufmm_fmm3d_last_error().decode()}")
         return
-    i_s = rng.choice(ns, sample[0], replace=False)
-    i_t = rng.choice(nt, sample[1], replace=False)
-    rs = direct(src, q, d, "cd", np.asfortranarray(src[:, i_s]))
-    rt = direct(src, q, d, "cd", np.asfortranarray(trg[:, i_t]))
+    rs = direct(src, q, d, "cd", src)
+    rt = direct(src, q, d, "cd", trg)
     refs = {"pot": rs[0], "grad": rs[1], "hess": rs[2], "pottarg": rt[0], "gradtarg": rt[1], "hesstarg": rt[2]}
-    sampled = {n: (v[..., i_t] if "targ" in n else v[..., i_s]).reshape(refs[n].shape) for n, v in out.items()}
-    compare(what, sampled, refs, eps, FAR_FIELD_TOL[dist])
+    compare(what, {n: v.reshape(refs[n].shape) for n, v in out.items()}, refs, eps, FAR_FIELD_TOL[dist])
 
 
 def check_lfmm3d(lib, rng, eps=1e-9):
