@@ -39,20 +39,11 @@
 #include "bench_args.hpp"
 #include "common/distributions.hpp"
 #include "gpufmm_mpi.h"
+#include "mpi_bench.hpp"
 
 namespace {
 
 int rank = 0, size = 1;
-
-double max_over_ranks(double v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return v;
-}
-
-double mean_over_ranks(double v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  return v / size;
-}
 
 }  // namespace
 
@@ -62,6 +53,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   using bench::flag;
+  using bench::max_over_ranks;
+  using bench::mean_over_ranks;
   using bench::option;
   const bool weak = option(argc, argv, "--n-per-rank", "").size() > 0;
   const int64_t n = weak ? int64_t(std::stod(option(argc, argv, "--n-per-rank", "1e6"))) * size

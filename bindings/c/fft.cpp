@@ -1,11 +1,13 @@
 // C thunks of the FMM-FFT (gpufmm_fft_*; src/cxx/fmmfft/plan.hpp): every
 // argument checked before anything is computed, outputs untouched on error.
+#include <exception>
 #include <mutex>
 
 #include "array/array.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/handles.hpp"
+#include "fft_convert.hpp"
 #include "fmmfft/plan.hpp"
 #include "gpufmm.h"
 
@@ -21,7 +23,14 @@ fmmfft::PlanObject* checked_plan(gpufmm_fft_plan_t p) {
   return checked_handle<fmmfft::PlanObject>(p, HandleKind::FftPlan, "plan");
 }
 
-fmmfft::Options options(const gpufmm_fft_options_t& c) {
+}  // namespace
+
+namespace gpufmm {
+namespace capi {
+
+fmmfft::Options fft_options(const gpufmm_fft_options_t* opt) {
+  require(opt != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'opt' is NULL (the options carry n)");
+  const gpufmm_fft_options_t& c = *opt;
   fmmfft::Options o;
   o.n = c.n;
   o.dtype = checked_dtype(c.dtype, "options field 'dtype'");
@@ -34,6 +43,30 @@ fmmfft::Options options(const gpufmm_fft_options_t& c) {
   o.tune = c.tune;
   fmmfft::validate(o);
   return o;
+}
+
+gpufmm_fft_plan_t register_fft_plan(std::unique_ptr<fmmfft::PlanObject> h) {
+  auto* plan = static_cast<gpufmm_fft_plan_t>(register_handle(h.get(), HandleKind::FftPlan));
+  h.release();
+  return plan;
+}
+
+}  // namespace capi
+}  // namespace gpufmm
+
+namespace {
+
+// The errors of a transform's arguments found before the plan's own
+// checks: on a plan over several ranks they reach fmmfft::execute, which
+// agrees on them with the other ranks (no rank is left waiting).
+template <class F>
+std::exception_ptr caught(F&& f) {
+  try {
+    f();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -58,12 +91,10 @@ gpufmm_status_t gpufmm_fft_plan_create(gpufmm_context_t ctx, const gpufmm_fft_op
   return guard("gpufmm_fft_plan_create", [&] {
     Context* c = checked_context(ctx);
     require_out(plan, "plan");
-    require(opt != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'opt' is NULL (the options carry n)");
-    const fmmfft::Options o = options(*opt);
+    const fmmfft::Options o = capi::fft_options(opt);
     auto h = std::make_unique<fmmfft::PlanObject>();
     h->plan = fmmfft::plan_create(*c, o);
-    *plan = static_cast<gpufmm_fft_plan_t>(register_handle(h.get(), HandleKind::FftPlan));
-    h.release();
+    *plan = capi::register_fft_plan(std::move(h));
   });
 }
 
@@ -78,11 +109,15 @@ gpufmm_status_t gpufmm_fft_execute(gpufmm_fft_plan_t plan, gpufmm_array_t in, gp
   return guard("gpufmm_fft_execute", [&] {
     fmmfft::Plan& P = *checked_plan(plan)->plan;
     std::lock_guard<std::mutex> lock(P.mutex);
-    require(in != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'in' is NULL");
-    require(out != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'out' is NULL");
-    const void* x = plan_array_data(P.ctx, P.options.dtype, in, P.par.N, "in");
-    void* y = plan_array_data(P.ctx, P.options.dtype, out, P.par.N, "out");
-    fmmfft::execute(P, x, y, direction, true);
+    const void* x = nullptr;
+    void* y = nullptr;
+    const std::exception_ptr early = caught([&] {
+      require(in != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'in' is NULL");
+      require(out != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'out' is NULL");
+      x = plan_array_data(P.ctx, P.options.dtype, in, P.local_n(), "in");
+      y = plan_array_data(P.ctx, P.options.dtype, out, P.local_n(), "out");
+    });
+    fmmfft::execute(P, x, y, direction, true, early);
   });
 }
 
@@ -121,6 +156,15 @@ gpufmm_status_t gpufmm_fft_plan_info(gpufmm_fft_plan_t plan, gpufmm_fft_info_t* 
     }
     r.t_total = P.t_total;
     r.plan_seconds = P.plan_seconds;
+    r.ranks = P.G();
+    r.rank = P.dist ? P.dist->rank : 0;
+    r.n_local = P.local_n();
+    if (P.dist) {
+      r.sent_input = P.dist->sent_input;
+      r.sent_multipoles = P.dist->sent_multipoles;
+      r.sent_base = P.dist->sent_base;
+      r.t_wait = P.dist->t_wait;
+    }
     *info = r;
   });
 }

@@ -920,6 +920,16 @@ typedef struct gpufmm_fft_info_s {
   double time[GPUFMM_FFT_STAGES];   /* last execute, seconds                    */
   double t_total;         /* last execute, transfers included                   */
   double plan_seconds;
+  /* A plan over MPI ranks (gpufmm_fft_plan_create_mpi; docs/fmmfft_mpi.md);
+   * a single-process plan: ranks 1, rank 0, n_local n, the rest 0.          */
+  int ranks, rank;        /* G and this rank                                    */
+  int64_t n_local;        /* the elements this rank passes and gets: N / G      */
+  int64_t sent_input;     /* reals this rank sent in the last transform: the
+                             input's halo, 2 C (P - 1) M_L (C = 2)             */
+  int64_t sent_multipoles; /* the multipoles' halos, 4 C (L - B) (P - 1) Q     */
+  int64_t sent_base;      /* its block of the base level, 2^B C (P - 1) Q / G
+                             (to each other rank, MPI_Iallgather)              */
+  double t_wait;          /* seconds the last transform waited for messages     */
 } gpufmm_fft_info_t;
 
 /* Fills *opt with the defaults (n = 0: set it). Errors: INVALID_ARGUMENT. */
@@ -936,7 +946,8 @@ gpufmm_status_t gpufmm_fft_plan_create(gpufmm_context_t ctx, const gpufmm_fft_op
 gpufmm_status_t gpufmm_fft_plan_destroy(gpufmm_fft_plan_t plan);
 
 /* out = DFT(in) on arrays of the plan's context: dtype the plan's, N
- * elements each (any rank); in == out is allowed. direction
+ * elements each (any rank; a plan over MPI ranks: this rank's N / G, in
+ * natural order, collective); in == out is allowed. direction
  * GPUFMM_FFT_FORWARD or GPUFMM_FFT_INVERSE.
  * Errors: INVALID_HANDLE; TYPE_MISMATCH; SIZE_MISMATCH; INVALID_ARGUMENT
  * (direction; an array of another context; a NaN or Inf input, named with
@@ -944,7 +955,8 @@ gpufmm_status_t gpufmm_fft_plan_destroy(gpufmm_fft_plan_t plan);
 gpufmm_status_t gpufmm_fft_execute(gpufmm_fft_plan_t plan, gpufmm_array_t in, gpufmm_array_t out, int direction);
 
 /* The same with host arrays of N interleaved complex numbers of the plan's
- * dtype (double[2N] or float[2N]); in == out is allowed. */
+ * dtype (double[2N] or float[2N]; a plan over MPI ranks: N / G); in == out
+ * is allowed. */
 gpufmm_status_t gpufmm_fft_execute_host(gpufmm_fft_plan_t plan, const void* in, void* out, int direction);
 
 /* Parameters, the model and the stage times of the last execute. */

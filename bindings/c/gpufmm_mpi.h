@@ -18,7 +18,17 @@
  * rank where it happened and the message "rank r: ..." (no rank hangs
  * waiting for a failed one). gpufmm_treecode_plan_info is local.
  * gpufmm_treecode_evaluate_arrays returns GPUFMM_ERROR_NOT_SUPPORTED for an
- * MPI plan. */
+ * MPI plan.
+ *
+ * The FMM-FFT across ranks (papers/002 secs. 3-5; docs/fmmfft_mpi.md): the
+ * 1D DFT of N complex numbers block-partitioned over G ranks in natural
+ * order (rank g holds elements [g N/G, (g+1) N/G) of the input and gets the
+ * same block of the output), computed as the P - 1 periodic FMMs with halo
+ * exchanges (one leaf and two boxes per level from each neighbour) and an
+ * all-gather of the base level, then FFTW's MPI 2D FFT (one all-to-all).
+ * Collective calls: gpufmm_fft_plan_create_mpi, and on its plan
+ * gpufmm_fft_execute_host, gpufmm_fft_execute and gpufmm_fft_plan_destroy
+ * (before MPI_Finalize); gpufmm_fft_plan_info is local. */
 #ifndef GPUFMM_MPI_H
 #define GPUFMM_MPI_H
 
@@ -54,6 +64,25 @@ gpufmm_status_t gpufmm_treecode_plan_create_mpi_f(gpufmm_context_t ctx, MPI_Fint
                                                   const gpufmm_treecode_options_t* opt, int64_t nlocal_src,
                                                   const double* sources, int64_t nlocal_trg, const double* targets,
                                                   gpufmm_treecode_plan_t* plan);
+
+/* Builds an FMM-FFT plan over the ranks of comm: G ranks, a power of two,
+ * each with a CPU context (ranks on GPUs: GPUFMM_ERROR_NOT_SUPPORTED, not
+ * built yet). opt carries the global N and is the same on every rank; the
+ * parameters also satisfy G | P and 2^B >= G (so N needs a factorization
+ * with 2^L >= G). Transforms then take this rank's N / G elements
+ * (gpufmm_fft_plan_info's n_local).
+ * Errors (on every rank): those of gpufmm_fft_plan_create (n not admitted
+ * over G ranks: the message names the nearest sizes that are);
+ * INVALID_ARGUMENT (an options field that differs from rank 0's, named;
+ * comm MPI_COMM_NULL or an intercommunicator; MPI not initialized or
+ * finalized); NOT_SUPPORTED (a GPU context; G not a power of two);
+ * COMMUNICATION (an MPI call failed, named). */
+gpufmm_status_t gpufmm_fft_plan_create_mpi(gpufmm_context_t ctx, MPI_Comm comm, const gpufmm_fft_options_t* opt,
+                                           gpufmm_fft_plan_t* plan);
+
+/* The same with a Fortran communicator handle (MPI_Fint). */
+gpufmm_status_t gpufmm_fft_plan_create_mpi_f(gpufmm_context_t ctx, MPI_Fint comm, const gpufmm_fft_options_t* opt,
+                                             gpufmm_fft_plan_t* plan);
 
 #ifdef __cplusplus
 }

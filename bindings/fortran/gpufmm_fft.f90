@@ -84,6 +84,14 @@ module gpufmm_fft
      real(c_double) :: time(0:GPUFMM_FFT_STAGES - 1) = 0   !< last execute, seconds
      real(c_double) :: t_total = 0                  !< last execute, transfers included
      real(c_double) :: plan_seconds = 0
+     !> A plan over MPI ranks (module gpufmm_mpi; docs/fmmfft_mpi.md); a
+     !> single-process plan: ranks 1, rank 0, n_local n, the rest 0.
+     integer(c_int) :: ranks = 0, rank = 0          !< G and this rank
+     integer(c_int64_t) :: n_local = 0              !< the elements this rank passes and gets: N / G
+     integer(c_int64_t) :: sent_input = 0           !< reals sent in the last transform: the input's halo
+     integer(c_int64_t) :: sent_multipoles = 0      !< the multipoles' halos
+     integer(c_int64_t) :: sent_base = 0            !< this rank's block of the base level
+     real(c_double) :: t_wait = 0                   !< seconds the last transform waited for messages
   end type gpufmm_fft_info
 
   public :: gpufmm_fft_options_init, gpufmm_fft_plan_create, gpufmm_fft_plan_destroy
@@ -101,7 +109,8 @@ module gpufmm_fft
 
   !> execute_host(plan, in, out, direction [, status]): out = DFT(in);
   !> execute_host(plan, x, direction [, status]): x = DFT(x), in place.
-  !> Rank-1 complex(c_double_complex) or complex(c_float_complex) arrays of N elements.
+  !> Rank-1 complex(c_double_complex) or complex(c_float_complex) arrays of N elements
+  !> (a plan over MPI ranks: this rank's N / G, info%n_local; collective).
   interface gpufmm_fft_execute_host
      module procedure execute_host_c4, execute_host_inplace_c4
      module procedure execute_host_c8, execute_host_inplace_c8
@@ -293,21 +302,25 @@ contains
     character(len=*), parameter :: where = 'gpufmm_fft_execute_host'
     type(gpufmm_fft_info) :: ci
     character(len=:), allocatable :: msg
-    integer(c_int) :: s
+    integer(c_int) :: s, ignored
     s = c_plan_info(gpufmm_c_ptr(plan), ci)  ! the plan's size and dtype (and a live handle)
     if (s /= GPUFMM_SUCCESS) then
        call gpufmm_check_status(s, status, where)
        return
     end if
     if (ci%dtype /= dtype) then
-       call gpufmm_check_status(GPUFMM_ERROR_TYPE_MISMATCH, status, where, 'argument ''' // in_name // ''' is ' // ftype // &
-            ' but the plan is ' // gpufmm_dtype_name(int(ci%dtype)))
-       return
+       s = GPUFMM_ERROR_TYPE_MISMATCH
+       msg = 'argument ''' // in_name // ''' is ' // ftype // ' but the plan is ' // gpufmm_dtype_name(int(ci%dtype))
+    else
+       s = GPUFMM_ERROR_SIZE_MISMATCH  ! N elements (N / G on a plan over MPI ranks)
+       msg = gpufmm_size_error(in_name, nin, ci%n_local, 'the plan''s N')
+       if (len(msg) == 0) msg = gpufmm_size_error(out_name, nout, ci%n_local, 'the plan''s N')
     end if
-    msg = gpufmm_size_error(in_name, nin, ci%n, 'the plan''s N')
-    if (len(msg) == 0) msg = gpufmm_size_error(out_name, nout, ci%n, 'the plan''s N')
     if (len(msg) > 0) then
-       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
+       ! Over MPI ranks the call is collective: this rank still takes part,
+       ! with no input (so every rank fails), then reports its own error.
+       if (ci%ranks > 1) ignored = c_execute_host(gpufmm_c_ptr(plan), c_null_ptr, pout, int(direction, c_int))
+       call gpufmm_check_status(s, status, where, msg)
        return
     end if
     call gpufmm_check_status(c_execute_host(gpufmm_c_ptr(plan), pin, pout, int(direction, c_int)), status, where)

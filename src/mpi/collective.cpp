@@ -1,6 +1,7 @@
 // Errors across MPI ranks (collective.hpp).
 #include "mpi/collective.hpp"
 
+#include <cstring>
 #include <vector>
 
 namespace gpufmm {
@@ -33,6 +34,29 @@ void agree(MPI_Comm comm, gpufmm_status_t st, const std::string& message, bool a
   std::string m(text.begin(), text.end());
   if (own) m = "rank " + std::to_string(root) + ": " + m;
   throw AgreedError(gpufmm_status_t(head[0]), m);
+}
+
+void check_comm(MPI_Comm comm) {
+  int flag = 0;
+  check(MPI_Initialized(&flag), "MPI_Initialized");
+  require(flag != 0, GPUFMM_ERROR_INVALID_ARGUMENT, "MPI is not initialized: call MPI_Init first");
+  check(MPI_Finalized(&flag), "MPI_Finalized");
+  require(flag == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "MPI is finalized");
+  require(comm != MPI_COMM_NULL, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'comm' is MPI_COMM_NULL");
+  check(MPI_Comm_test_inter(comm, &flag), "MPI_Comm_test_inter");
+  require(flag == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'comm' is an intercommunicator");
+}
+
+void agree_options(MPI_Comm comm, const std::vector<std::pair<const char*, double>>& fields) {
+  std::vector<double> v(fields.size()), root(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) v[i] = root[i] = fields[i].second;
+  check(MPI_Bcast(root.data(), int(root.size()), MPI_DOUBLE, 0, comm), "MPI_Bcast (options)");
+  collective(comm, [&] {
+    for (size_t i = 0; i < v.size(); ++i)
+      require(std::memcmp(&v[i], &root[i], sizeof(double)) == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "options field '",
+              fields[i].first, "' differs from rank 0's (", v[i], " against ", root[i],
+              "): every rank passes the same options");
+  });
 }
 
 }  // namespace mpi

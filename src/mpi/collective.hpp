@@ -9,6 +9,8 @@
 #include <mpi.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -57,6 +59,15 @@ void collective(MPI_Comm comm, F&& f) {
   }
   agree(comm, st, msg, agreed);
 }
+
+// Throws INVALID_ARGUMENT (local, before any collective call) unless MPI
+// is initialized and not finalized and comm is an intracommunicator.
+void check_comm(MPI_Comm comm);
+
+// Collective: the named values (a plan's options) equal to rank 0's on
+// every rank, else INVALID_ARGUMENT on every rank naming the first field
+// that differs ("options field 'x' differs from rank 0's").
+void agree_options(MPI_Comm comm, const std::vector<std::pair<const char*, double>>& fields);
 
 }  // namespace mpi
 }  // namespace gpufmm

@@ -115,14 +115,7 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
                                                            const treecode::Options& o, std::exception_ptr early,
                                                            int64_t nsrc, const double* sources, int64_t ntrg,
                                                            const double* targets) {
-  int flag = 0;
-  check(MPI_Initialized(&flag), "MPI_Initialized");
-  require(flag != 0, GPUFMM_ERROR_INVALID_ARGUMENT, "MPI is not initialized: call MPI_Init first");
-  check(MPI_Finalized(&flag), "MPI_Finalized");
-  require(flag == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "MPI is finalized");
-  require(user_comm != MPI_COMM_NULL, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'comm' is MPI_COMM_NULL");
-  check(MPI_Comm_test_inter(user_comm, &flag), "MPI_Comm_test_inter");
-  require(flag == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'comm' is an intercommunicator");
+  check_comm(user_comm);
 
   const double t0 = MPI_Wtime();
   auto obj = std::make_unique<treecode::PlanObject>();
@@ -156,16 +149,7 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
       plan::check_points(targets, ntrg, "targets");
     }
   });
-  const auto fields = option_fields(o, D.same);
-  std::vector<double> v(fields.size()), root(fields.size());
-  for (size_t i = 0; i < fields.size(); ++i) v[i] = root[i] = fields[i].second;
-  check(MPI_Bcast(root.data(), int(root.size()), MPI_DOUBLE, 0, comm), "MPI_Bcast (options)");
-  collective(comm, [&] {
-    for (size_t i = 0; i < v.size(); ++i)
-      require(std::memcmp(&v[i], &root[i], sizeof(double)) == 0, GPUFMM_ERROR_INVALID_ARGUMENT, "options field '",
-              fields[i].first, "' differs from rank 0's (", v[i], " against ", root[i],
-              "): every rank passes the same options");
-  });
+  agree_options(comm, option_fields(o, D.same));
   int64_t counts[2] = {nsrc, D.same ? 0 : ntrg};
   check(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce (counts)");
   D.nsrc_global = counts[0];

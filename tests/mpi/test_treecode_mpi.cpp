@@ -33,40 +33,14 @@
 #include "core/handles.hpp"
 #include "gpufmm.h"
 #include "gpufmm_mpi.h"
+#include "mpi_check.hpp"
 #include "mpi/treecode_mpi.hpp"
 
 namespace {
 
-int rank = 0, size = 1;
+using namespace mpi_check;
+
 bool use_gpu = false;
-int failures = 0, failures_before = 0;  // of the program; at the start of the test
-std::string test_name;
-
-void expect(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "[rank %d] FAIL %s: %s\n", rank, test_name.c_str(), what.c_str());
-}
-
-// Ends a test: every rank learns whether any failed.
-bool finish_test() {
-  int f = failures - failures_before, all = 0;
-  failures_before = failures;
-  MPI_Allreduce(&f, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("[%s] %s\n", all == 0 ? "  OK  " : "FAILED", test_name.c_str());
-  std::fflush(stdout);
-  return all == 0;
-}
-
-uint64_t shared_seed() {
-  uint64_t s = 0;
-  if (rank == 0) {
-    std::random_device rd;
-    s = (uint64_t(rd()) << 32) ^ rd();
-  }
-  MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return s;
-}
 
 gpufmm_context_t make_context() {
   gpufmm_context_t c = nullptr;
@@ -443,8 +417,7 @@ void check_errors(gpufmm_context_t ctx) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init();
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--gpu") use_gpu = true;
   int ndev = 0;
@@ -469,9 +442,5 @@ int main(int argc, char** argv) {
   check_reuse(ctx);
   check_errors(ctx);
   gpufmm_context_destroy(ctx);
-  int f = failures, all = 0;
-  MPI_Allreduce(&f, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("%s: %d failure(s)\n", all == 0 ? "PASSED" : "FAILED", all);
-  MPI_Finalize();
-  return all == 0 ? 0 : 1;
+  return finish_program();
 }

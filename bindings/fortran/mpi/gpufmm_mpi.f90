@@ -14,15 +14,22 @@
 !> gpufmm_treecode_plan_destroy of gpufmm_treecode_mod. The create, the
 !> evaluate and the destroy are collective: every rank calls them, in the
 !> same order; an error on any rank is returned on every rank.
+!>
+!> gpufmm_fft_plan_create_mpi builds an FMM-FFT plan over the ranks of comm
+!> (docs/fmmfft_mpi.md): the transform of N elements block-partitioned in
+!> natural order, N / G on each rank; it is then used with
+!> gpufmm_fft_execute_host, gpufmm_fft_plan_info and gpufmm_fft_plan_destroy
+!> of module gpufmm_fft (collective but the info).
 module gpufmm_mpi
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr
   use, intrinsic :: iso_fortran_env, only: int64, real64
   use gpufmm_core
   use gpufmm_treecode_mod, only: gpufmm_treecode_options, gpufmm_treecode_plan
+  use gpufmm_fft, only: gpufmm_fft_options, gpufmm_fft_plan
   implicit none
   private
 
-  public :: gpufmm_treecode_plan_create_mpi
+  public :: gpufmm_treecode_plan_create_mpi, gpufmm_fft_plan_create_mpi
 
   interface
      function c_plan_create_mpi(ctx, comm, opt, nsrc, sources, ntrg, targets, plan) &
@@ -37,6 +44,14 @@ module gpufmm_mpi
        type(c_ptr), intent(out) :: plan
        integer(c_int) :: s
      end function c_plan_create_mpi
+     function c_fft_plan_create_mpi(ctx, comm, opt, plan) bind(c, name='gpufmm_fft_plan_create_mpi_f') result(s)
+       import :: c_int, c_ptr, gpufmm_fft_options
+       type(c_ptr), value :: ctx
+       integer(c_int), value :: comm
+       type(gpufmm_fft_options), intent(in) :: opt
+       type(c_ptr), intent(out) :: plan
+       integer(c_int) :: s
+     end function c_fft_plan_create_mpi
   end interface
 
 contains
@@ -80,5 +95,26 @@ contains
     if (s == GPUFMM_SUCCESS) call gpufmm_handle_set(plan, p)
     call gpufmm_check_status(s, status, where)
   end subroutine gpufmm_treecode_plan_create_mpi
+
+  !> Builds an FMM-FFT plan over the ranks of comm (G, a power of two, CPU
+  !> contexts) for opts%n elements in all; every rank passes the same
+  !> opts. Transforms then take each rank's opts%n / G elements.
+  !> Errors (returned on every rank): those of gpufmm_fft_plan_create, an
+  !> options field that differs from rank 0's (INVALID_ARGUMENT, named),
+  !> NOT_SUPPORTED (a GPU context, G not a power of two),
+  !> GPUFMM_ERROR_COMMUNICATION (an MPI call failed).
+  subroutine gpufmm_fft_plan_create_mpi(ctx, comm, opts, plan, status)
+    type(gpufmm_context), intent(in) :: ctx
+    integer, intent(in) :: comm
+    type(gpufmm_fft_options), intent(in) :: opts
+    type(gpufmm_fft_plan), intent(inout) :: plan
+    integer, optional, intent(out) :: status
+    type(c_ptr) :: p
+    integer(c_int) :: s
+    p = c_null_ptr
+    s = c_fft_plan_create_mpi(gpufmm_context_c_ptr(ctx), int(comm, c_int), opts, p)
+    if (s == GPUFMM_SUCCESS) call gpufmm_handle_set(plan, p)
+    call gpufmm_check_status(s, status, 'gpufmm_fft_plan_create_mpi')
+  end subroutine gpufmm_fft_plan_create_mpi
 
 end module gpufmm_mpi

@@ -32,15 +32,6 @@ std::mutex& planner_mutex() {
   static std::mutex m;
   return m;
 }
-void fftw_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    fftw_init_threads();
-    fftwf_init_threads();
-    fftw_make_planner_thread_safe();
-    fftwf_make_planner_thread_safe();
-  });
-}
 
 template <class R>
 struct Fftw;
@@ -77,8 +68,15 @@ constexpr int kW = 16;  // rows per block: 8 FMMs, real and imaginary parts
 struct CpuPlan {
   Context* ctx = nullptr;
   bool single = false;
-  void* work = nullptr;       // mult | loc | T
+  void* work = nullptr;       // mult | loc | T (T: the Distributed's fft_buffer over several ranks)
   int64_t nexp = 0;           // reals of mult (and of loc)
+  // Over several ranks: the halos and the gathered base level, reals
+  // [halo_offset[k], halo_offset[k + 1]) of `halo` for k = 0, 1 (the
+  // input's leaf before and after), 2 (l - B) and 2 (l - B) + 1 (the two
+  // boxes of multipoles before and after, l = B + 1..L), then the base level
+  // of every rank.
+  void* halo = nullptr;
+  std::vector<int64_t> halo_offset;
   void* fft_p[2] = {};        // along p, in place on T: [0] forward, [1] inverse
   void* fft_m[2] = {};        // along m, T -> out (unaligned out allowed)
   std::vector<float> s2m_f, m2m_f;  // the operators rounded once (float plans)
@@ -94,6 +92,7 @@ struct CpuPlan {
       }
     }
     if (work) backend_free(*ctx, work);
+    if (halo) backend_free(*ctx, halo);
   }
 };
 
@@ -101,20 +100,56 @@ void CpuPlanDeleter::operator()(CpuPlan* g) const { delete g; }
 
 namespace {
 
+// The units (points of 2P reals, boxes of R Q reals) of one level as the
+// S2T and the M2L read them: this rank's n units and h units of each
+// neighbour (a plan over several ranks: its halos), or, in one process, the
+// n units with the indices wrapping around (the FMMs are periodic).
+template <class R>
+struct Ring {
+  const R* mid;
+  int64_t n, unit;
+  const R* before = nullptr;  // null: cyclic
+  const R* after = nullptr;
+  int64_t h = 0;
+  const R* at(int64_t i) const {
+    if (before == nullptr) return mid + unit * (((i % n) + n) % n);
+    if (i < 0) return before + unit * (i + h);
+    if (i >= n) return after + unit * (i - n);
+    return mid + unit * i;
+  }
+};
+
 template <class R>
 struct Stages {
   Plan& p;
-  const R* x;   // input (interleaved complex)
+  const R* x;   // input (interleaved complex; this rank's N / G)
   R* mult;
   R* loc;
   R* T;
   const R* s2m;
   const R* m2m;
+  R* halo = nullptr;  // CpuPlan::halo (several ranks)
   gpufmm_dtype_t dt = sizeof(R) == 4 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
 
   int64_t R_() const { return p.rows(); }
   R* mult_at(int l) const { return mult + p.level_offset[l - p.par.B]; }
   R* loc_at(int l) const { return loc + p.level_offset[l - p.par.B]; }
+  R* halo_part(int k) const { return halo + p.cpu->halo_offset[size_t(k)]; }
+  R* base_all() const { return halo_part(2 * (p.par.L - p.par.B) + 2); }
+
+  // The input's points (S2T) and the multipoles of level l (M2L) as rings.
+  Ring<R> input_ring() const {
+    const int64_t unit = 2 * int64_t(p.par.P);
+    if (!p.dist) return Ring<R>{x, p.par.M, unit};
+    return Ring<R>{x, p.local_n() / p.par.P, unit, halo_part(0), halo_part(1), p.par.ml};
+  }
+  Ring<R> level_ring(int l) const {
+    const int64_t unit = R_() * p.par.Q;
+    if (!p.dist) return Ring<R>{mult_at(l), p.boxes(l), unit};
+    if (l == p.par.B) return Ring<R>{base_all(), int64_t(1) << l, unit};  // every rank's, cyclic
+    const int k = 2 * (l - p.par.B);
+    return Ring<R>{mult_at(l), p.boxes(l), unit, halo_part(k), halo_part(k + 1), 2};
+  }
 
   void gemm(gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* B,
             int64_t ldb, R beta, R* C, int64_t ldc, int64_t sC, int64_t batch) const {
@@ -125,31 +160,35 @@ struct Stages {
   void s2m_stage() const {
     const int64_t P = p.par.P, Q = p.par.Q, ml = p.par.ml, Rr = R_();
     gemm(GPUFMM_OP_T, Rr, Q, ml, x + 2, 2 * P, 2 * P * ml, s2m, Q, R(0), mult_at(p.par.L), Rr, Rr * Q,
-         int64_t(1) << p.par.L);
+         p.boxes(p.par.L));
   }
   void m2m_stage() const {
     const int64_t Q = p.par.Q, Rr = R_();
     for (int l = p.par.L - 1; l >= p.par.B; --l)
       gemm(GPUFMM_OP_T, Rr, Q, 2 * Q, mult_at(l + 1), Rr, Rr * 2 * Q, m2m, Q, R(0), mult_at(l), Rr, Rr * Q,
-           int64_t(1) << l);
+           p.boxes(l));
   }
   void l2l_stage() const {
     const int64_t Q = p.par.Q, Rr = R_();
     for (int l = p.par.B; l < p.par.L; ++l)
       gemm(GPUFMM_OP_N, Rr, 2 * Q, Q, loc_at(l), Rr, Rr * Q, m2m, Q, R(1), loc_at(l + 1), Rr, Rr * 2 * Q,
-           int64_t(1) << l);
+           p.boxes(l));
   }
   void l2t_stage() const {
     const int64_t P = p.par.P, Q = p.par.Q, ml = p.par.ml, Rr = R_();
     gemm(GPUFMM_OP_N, Rr, ml, Q, loc_at(p.par.L), Rr, Rr * Q, s2m, Q, R(0), T + 2, 2 * P, 2 * P * ml,
-         int64_t(1) << p.par.L);
+         p.boxes(p.par.L));
   }
 
   // M2L of level l: base (every box s = 2..2^B-2 away, cyclic) or a level
-  // below it (s in {-2, 2, 3} for even boxes, {-3, -2, 2} for odd ones).
+  // below it (s in {-2, 2, 3} for even boxes, {-3, -2, 2} for odd ones),
+  // into this rank's boxes (`first`: the index of its first box in the
+  // ring of sources).
   void m2l_level(int l, bool base) const {
     const int Q = p.par.Q;
-    const int64_t Rr = R_(), nb = int64_t(1) << l, nblk = (Rr + kW - 1) / kW;
+    const Ring<R> src = level_ring(l);
+    const int64_t first = base && p.dist ? p.dist->rank * p.boxes(l) : 0;
+    const int64_t Rr = R_(), nb = p.boxes(l), nblk = (Rr + kW - 1) / kW;
     const int ns = m2l_count(l, base);
     if (ns <= 0) return;
     std::vector<double> cotA(size_t(ns) * Q * Q);  // cot A per (s, i, j): the level's part of the entries
@@ -157,7 +196,6 @@ struct Stages {
       for (int i = 0; i < Q; ++i)
         for (int j = 0; j < Q; ++j) cotA[(size_t(si) * Q + i) * Q + j] = m2l_cot(l, p.z[i], p.z[j], m2l_offset(si, base));
     const int64_t chunk = 64, nch = (nb + chunk - 1) / chunk;
-    const R* M = mult_at(l);
     R* Lc = loc_at(l);
 #pragma omp parallel
     {
@@ -176,10 +214,10 @@ struct Stages {
           for (int si = 0; si < ns; ++si) {
             const int s = m2l_offset(si, base);
             if (!m2l_applies(s, b, base)) continue;
-            const R* src = M + r0 + Rr * Q * ((b + s + nb) % nb);
+            const R* sb = src.at(first + b + s) + r0;
             for (int j = 0; j < Q; ++j) {
               R m[kW] = {};
-              for (int64_t r = 0; r < w; ++r) m[r] = src[Rr * j + r];
+              for (int64_t r = 0; r < w; ++r) m[r] = sb[Rr * j + r];
               for (int i = 0; i < Q; ++i) {
                 const R* k = &K[((size_t(si) * Q + i) * Q + j) * kW];
                 R* a = &acc[size_t(i) * kW];
@@ -193,15 +231,13 @@ struct Stages {
       }
     }
   }
-  void m2l_stage() const {
-    for (int l = p.par.B + 1; l <= p.par.L; ++l) m2l_level(l, false);
-  }
   void m2lb_stage() const { m2l_level(p.par.B, true); }
 
-  // r_p = sum over q, b of mult^B (double sums), rows of the FMMs.
+  // r_p = sum over q, b of mult^B (double sums; every rank's boxes), rows
+  // of the FMMs.
   void reduce_stage(std::vector<double>& r) const {
     const int64_t Rr = R_(), cols = int64_t(p.par.Q) << p.par.B;
-    const R* M = mult_at(p.par.B);
+    const R* M = level_ring(p.par.B).mid;
     r.assign(size_t(Rr), 0.0);
 #pragma omp parallel for schedule(static)
     for (int64_t row = 0; row < Rr; ++row) {
@@ -214,7 +250,8 @@ struct Stages {
   // T_p = rho_p (T_p + S2T x_p - sign i r_p) for p >= 1, T_0 = x_0, over
   // blocks of 8 FMMs (rows) and chunks of leaves.
   void s2t_stage(const std::vector<double>& red, int sign) const {
-    const int64_t P = p.par.P, ml = p.par.ml, M = p.par.M, nb = int64_t(1) << p.par.L;
+    const int64_t P = p.par.P, ml = p.par.ml, M = p.par.M, nb = p.boxes(p.par.L);
+    const Ring<R> xs = input_ring();
     const int64_t rows = 2 * P, nblk = (rows + kW - 1) / kW, nk = 4 * ml - 1;  // k = -(2ml-1)..2ml-1
     const int64_t chunk = std::max<int64_t>(1, 4096 / ml), nch = (nb + chunk - 1) / chunk;
 #pragma omp parallel
@@ -241,8 +278,7 @@ struct Stages {
             R acc[kW];
             for (int r = 0; r < kW; ++r) acc[r] = (r < w && (r0 + r) >= 2) ? out[r] : R(0);
             for (int64_t j = -ml; j < 2 * ml; ++j) {
-              const int64_t jj = ((j + ml * b) % M + M) % M;
-              const R* xv = x + 2 * P * jj + r0;
+              const R* xv = xs.at(j + ml * b) + r0;
               const R* k = &K[size_t(j - i + 2 * ml - 1) * kW];
               if (w == kW) {
                 for (int r = 0; r < kW; ++r) acc[r] += k[r] * xv[r];
@@ -284,19 +320,34 @@ void setup_t(Plan& p) {
   auto g = std::unique_ptr<CpuPlan, CpuPlanDeleter>(new CpuPlan);
   g->ctx = &p.ctx;
   g->single = sizeof(R) == 4;
-  const int64_t N = p.par.N, P = p.par.P, M = p.par.M;
+  const int64_t N = p.local_n(), P = p.par.P, M = p.par.M;
   g->nexp = p.level_offset.back();
   if (g->single) {
     g->s2m_f.assign(p.s2m.begin(), p.s2m.end());
     g->m2m_f.assign(p.m2m.begin(), p.m2m.end());
   }
-  const size_t bytes = sizeof(R) * size_t(2 * g->nexp + 2 * N);
+  const int64_t t_reals = p.dist ? 0 : 2 * N;  // over several ranks T is the 2D FFT's buffer
+  const size_t bytes = sizeof(R) * size_t(2 * g->nexp + t_reals);
   g->work = backend_alloc(p.ctx, bytes, "FMM-FFT workspace (expansions and the FMM output)");
+  if (p.dist) {
+    // Halos (zeroed: the input halo's rows of p = 0 never travel, and the
+    // S2T multiplies them by 0) and the base level of every rank.
+    const int64_t leaf = int64_t(p.par.ml) * 2 * P, box = p.rows() * p.par.Q;
+    g->halo_offset = {0, leaf, 2 * leaf};
+    for (int l = p.par.B + 1; l <= p.par.L; ++l)
+      for (int side = 0; side < 2; ++side) g->halo_offset.push_back(g->halo_offset.back() + 2 * box);
+    g->halo_offset.push_back(g->halo_offset.back() + (box << p.par.B));
+    const size_t hbytes = sizeof(R) * size_t(g->halo_offset.back());
+    g->halo = backend_alloc(p.ctx, hbytes, "FMM-FFT halos and base level");
+    std::memset(g->halo, 0, hbytes);
+    p.cpu = std::move(g);
+    return;
+  }
   require(P <= INT32_MAX && M <= INT32_MAX, GPUFMM_ERROR_NOT_SUPPORTED, "n = ", N, " is too large for FFTW's int sizes");
   R* T = static_cast<R*>(g->work) + 2 * g->nexp;
   std::vector<R> probe(2 * size_t(N) + 2);  // an unaligned output for the planner (FFTW_UNALIGNED plans)
   {
-    fftw_once();
+    detail::fftw_init();
     std::lock_guard<std::mutex> lock(planner_mutex());
     for (int d = 0; d < 2; ++d) {
       const int sign = d == 0 ? -1 : 1;
@@ -315,18 +366,28 @@ template <class R>
 void execute_t(Plan& p, const void* in, void* out, int sign, int last) {
   using F = Fftw<R>;
   CpuPlan& g = *p.cpu;
-  const int64_t N = p.par.N;
+  Distributed* d = p.dist.get();
+  const int64_t N = p.local_n();
   const R* x = static_cast<const R*>(in);
-  const int64_t bad = first_nonfinite(x, 2 * N);
-  require(bad < 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in': element ", bad / 2, " has a NaN or Inf ",
-          bad % 2 ? "imaginary" : "real", " part");
+  auto check = [&] {
+    const int64_t bad = first_nonfinite(x, 2 * N);
+    require(bad < 0, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in': element ", bad / 2, " has a NaN or Inf ",
+            bad % 2 ? "imaginary" : "real", " part");
+  };
+  if (d) {
+    require(last == kStages - 1, GPUFMM_ERROR_INTERNAL, "a plan over several ranks runs every stage");
+    d->agree(check);
+  } else {
+    check();
+  }
   const R *s2m, *m2m;
   if constexpr (sizeof(R) == 4)
     s2m = g.s2m_f.data(), m2m = g.m2m_f.data();
   else
     s2m = p.s2m.data(), m2m = p.m2m.data();
   R* mult = static_cast<R*>(g.work);
-  Stages<R> st{p, x, mult, mult + g.nexp, mult + 2 * g.nexp, s2m, m2m};
+  R* T = d ? static_cast<R*>(d->fft_buffer()) : mult + 2 * g.nexp;
+  Stages<R> st{p, x, mult, mult + g.nexp, T, s2m, m2m, static_cast<R*>(g.halo)};
   std::vector<double> red;
   auto timed = [&](int s, auto&& f) {
     if (s > last) return;
@@ -334,22 +395,66 @@ void execute_t(Plan& p, const void* in, void* out, int sign, int last) {
     f();
     p.times[s] = since(t0);
   };
+  const int B = p.par.B, L = p.par.L;
+  const int64_t box = p.rows() * p.par.Q;
+  if (d) {
+    d->t_wait = 0;
+    d->sent_input = d->sent_multipoles = d->sent_base = 0;
+    // Algorithm 1: the input's halo travels during S2M, M2M, M2L.
+    d->halo_begin(0, x, N / p.par.P, 2 * int64_t(p.par.P), 2, p.par.ml, st.halo_part(0), st.halo_part(1));
+  }
   timed(kS2M, [&] { st.s2m_stage(); });
   timed(kM2M, [&] { st.m2m_stage(); });
-  timed(kM2L, [&] { st.m2l_stage(); });
-  timed(kM2LB, [&] { st.m2lb_stage(); });
+  if (d) {
+    // The base level's all-gather during the M2L of the levels below it,
+    // each level's halo during the M2L of the levels before it.
+    d->gather_begin(st.mult_at(B), box * p.boxes(B), st.base_all());
+    for (int l = B + 1; l <= L; ++l) {
+      const int k = 2 * (l - B);
+      d->halo_begin(l, st.mult_at(l), p.boxes(l), box, 0, 2, st.halo_part(k), st.halo_part(k + 1));
+    }
+  }
+  timed(kM2L, [&] {
+    for (int l = B + 1; l <= L; ++l) {
+      if (d) d->halo_end(l);
+      st.m2l_level(l, false);
+    }
+  });
+  timed(kM2LB, [&] {
+    if (d) d->gather_end();
+    st.m2lb_stage();
+  });
   timed(kReduce, [&] { st.reduce_stage(red); });
   timed(kL2L, [&] { st.l2l_stage(); });
   timed(kL2T, [&] { st.l2t_stage(); });
-  timed(kS2T, [&] { st.s2t_stage(red, sign); });
-  const int d = sign < 0 ? 0 : 1;
-  timed(kFftP, [&] { F::exec(typename F::plan(g.fft_p[d]), st.T, st.T); });
-  timed(kFftM, [&] { F::exec(typename F::plan(g.fft_m[d]), st.T, out); });
+  timed(kS2T, [&] {
+    if (d) d->halo_end(0);
+    st.s2t_stage(red, sign);
+  });
+  if (d) {
+    // One distributed transform (FFTW-MPI): its time is under FFT-M.
+    p.times[kFftP] = 0;
+    timed(kFftM, [&] { d->fft2d(out, sign); });
+    return;
+  }
+  const int dd = sign < 0 ? 0 : 1;
+  timed(kFftP, [&] { F::exec(typename F::plan(g.fft_p[dd]), st.T, st.T); });
+  timed(kFftM, [&] { F::exec(typename F::plan(g.fft_m[dd]), st.T, out); });
 }
 
 }  // namespace
 
 namespace detail {
+
+void fftw_init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    fftw_init_threads();
+    fftwf_init_threads();
+    fftw_make_planner_thread_safe();
+    fftwf_make_planner_thread_safe();
+  });
+}
 
 void setup_cpu(Plan& p) {
   if (p.single())

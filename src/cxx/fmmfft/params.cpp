@@ -90,40 +90,49 @@ void validate(const Options& o) {
 constexpr int64_t kMaxP = 4096;
 constexpr int64_t kMaxLeaf = 128;
 
-bool admitted(int64_t n) {
+// Over G ranks (a power of two): G | P (the 2D FFT's output splits into
+// whole rows of M) and 2^L >= G (the base level B >= log2 G, B <= L).
+bool admitted(int64_t n, int G) {
   if (n < kMinN || n % 4) return false;
+  const int64_t lg = ilog2_exact(G);
   for (int64_t P = 2; P <= std::min(n / 4, kMaxP); ++P) {
-    if (n % P) continue;
+    if (n % P || P % G) continue;
     const int64_t M = n / P;
     for (int L = 2; L < 62 && M % (int64_t(1) << L) == 0; ++L)
-      if ((M >> L) >= kMinLeaf && (M >> L) <= kMaxLeaf) return true;
+      if ((M >> L) >= kMinLeaf && (M >> L) <= kMaxLeaf && L >= lg) return true;
   }
   return false;
 }
 
-void check_size(int64_t n) {
-  if (admitted(n)) return;
+void check_size(int64_t n, int G) {
+  require(G >= 1 && ilog2_exact(G) >= 0, GPUFMM_ERROR_NOT_SUPPORTED, "the FMM-FFT runs on a power of two of ranks, not ",
+          G);
+  if (admitted(n, G)) return;
   std::ostringstream near;
   if (n < kMinN) {
     near << "the smallest admitted size is " << kMinN;
   } else {
     int64_t lo = n - 1, hi = n + 1;
-    while (lo >= kMinN && !admitted(lo)) --lo;
-    while (!admitted(hi)) ++hi;
+    while (lo >= kMinN && !admitted(lo, G)) --lo;
+    while (!admitted(hi, G)) ++hi;
     near << "the nearest admitted sizes are ";
     if (lo >= kMinN) near << lo << " and ";
     near << hi;
   }
+  std::ostringstream ranks;
+  if (G > 1) ranks << ", and over " << G << " ranks P a multiple of " << G << " and 2^L >= " << G;
   fail(GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'n' = ", n,
        " is not admitted: the FMM-FFT needs N = P M_L 2^L with 2 <= P <= ", kMaxP, ", ", kMinLeaf, " <= M_L <= ",
-       kMaxLeaf,
-       ", L >= 2; ", near.str());
+       kMaxLeaf, ", L >= 2", ranks.str(), "; ", near.str());
 }
 
-Model model(const Params& p, int real_bytes, const Machine& m) {
+Model model(const Params& p, int real_bytes, const Machine& m, int G) {
   Model r;
-  const double C = 2, P1 = p.P - 1, Q = p.Q, ML = p.ml, N = double(p.N);
-  const double nL = std::ldexp(1.0, p.L), nB = std::ldexp(1.0, p.B);
+  // One rank's share (sec. 5, per processing element): its N / G inputs,
+  // 2^l / G boxes of each level; the base level's M2L-B over its own boxes,
+  // the REDUCE over all of them.
+  const double C = 2, P1 = p.P - 1, Q = p.Q, ML = p.ml, N = double(p.N) / G;
+  const double nL = std::ldexp(1.0, p.L) / G, nB = std::ldexp(1.0, p.B) / G, nBall = std::ldexp(1.0, p.B);
   const double w = real_bytes;
   // Flops (sec. 5.1, G = 1).
   r.flops[kS2M] = r.flops[kL2T] = 2 * C * ML * nL * P1 * Q;
@@ -134,18 +143,18 @@ Model model(const Params& p, int real_bytes, const Machine& m) {
   // kEntry flops for each of the P - 1 FMMs' ns Q^2 entries.
   constexpr double kEntry = 20;
   r.flops[kM2L] = 6 * C * (2 * nL - 2 * nB) * P1 * Q * Q + kEntry * 4 * (p.L - p.B) * P1 * Q * Q;
-  r.flops[kM2LB] = 2 * C * nB * std::max(0.0, nB - 3) * P1 * Q * Q + kEntry * std::max(0.0, nB - 3) * P1 * Q * Q;
-  r.flops[kReduce] = C * nB * P1 * Q;
+  r.flops[kM2LB] = 2 * C * nB * std::max(0.0, nBall - 3) * P1 * Q * Q + kEntry * std::max(0.0, nBall - 3) * P1 * Q * Q;
+  r.flops[kReduce] = C * nBall * P1 * Q;
   r.flops[kFftP] = 5 * N * std::log2(double(p.P));
-  r.flops[kFftM] = 5 * N * std::log2(double(p.M));
+  r.flops[kFftM] = 5 * N * std::log2(double(p.M));  // over G ranks: with its transposition
   // Bytes this implementation moves (sec. 5.3, with the fusions of plan.hpp).
   const double expL = C * P1 * Q * nL;
   r.bytes[kS2M] = w * (C * N + expL);
   r.bytes[kM2M] = w * 3 * C * P1 * Q * (nL - nB);
   r.bytes[kL2L] = w * 5 * C * P1 * Q * (nL - nB);
   r.bytes[kM2L] = w * 2 * C * P1 * Q * (2 * nL - 2 * nB);
-  r.bytes[kM2LB] = w * 2 * C * P1 * Q * nB;
-  r.bytes[kReduce] = w * C * P1 * Q * nB;
+  r.bytes[kM2LB] = w * C * P1 * Q * (nB + nBall);
+  r.bytes[kReduce] = w * C * P1 * Q * nBall;
   r.bytes[kL2T] = w * (expL + C * N);
   r.bytes[kS2T] = w * 3 * C * N;
   r.bytes[kFftP] = w * 2 * C * N;
@@ -168,8 +177,13 @@ Model model(const Params& p, int real_bytes, const Machine& m) {
   return r;
 }
 
-std::vector<Params> candidates(const Options& o, double eps, const Machine& m, int real_bytes, size_t keep) {
+std::vector<Params> candidates(const Options& o, double eps, const Machine& m, int real_bytes, size_t keep,
+                               int G) {
   const int64_t N = o.n;
+  const int lg = int(ilog2_exact(G));
+  // Base levels tried: from max(2, log2 G) (every rank holds whole boxes of
+  // level B) to two above it, at most L.
+  const int B_lo = std::max(2, lg), B_hi = std::max(4, lg + 2);
   std::vector<std::pair<double, Params>> all;
   bool unreachable = false;
   auto consider = [&](int64_t P, int64_t ml, int B) {
@@ -190,7 +204,7 @@ std::vector<Params> candidates(const Options& o, double eps, const Machine& m, i
       }
       p.Q = order_for(eps, single, p.ml);
     }
-    all.emplace_back(model(p, real_bytes, m).total, p);
+    all.emplace_back(model(p, real_bytes, m, G).total, p);
   };
   if (o.P != 0) {
     require(o.P <= kMaxP && o.ml >= kMinLeaf && o.ml <= kMaxLeaf, GPUFMM_ERROR_INVALID_ARGUMENT,
@@ -201,24 +215,29 @@ std::vector<Params> candidates(const Options& o, double eps, const Machine& m, i
             N, " as P M_L 2^L with L >= 2");
     const int L = int(ilog2_exact(N / (int64_t(o.P) * o.ml)));
     require(o.B <= L, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'b' = ", o.B, " exceeds the leaf level L = ", L);
+    require(o.P % G == 0 && L >= lg, GPUFMM_ERROR_INVALID_ARGUMENT, "options fields 'p' = ", o.P, " and 'ml' = ",
+            o.ml, ": over ", G, " ranks p must be a multiple of ", G, " and 2^L (here ", int64_t(1) << L,
+            ") at least ", G);
+    require(o.B == 0 || o.B >= lg, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'b' = ", o.B, ": over ", G,
+            " ranks 2^b must be at least ", G);
     if (o.B != 0)
       consider(o.P, o.ml, o.B);
     else
-      for (int B = 2; B <= std::min(L, 4); ++B) consider(o.P, o.ml, B);
+      for (int B = B_lo; B <= std::min(L, B_hi); ++B) consider(o.P, o.ml, B);
   } else {
     // Leaves of at least 16 (else 8, else kMinLeaf) points where N allows
     // (leaf_factor; float loses a little at 8).
     for (int64_t min_leaf : {int64_t(16), int64_t(8), kMinLeaf}) {
       for (int64_t P = 2; P <= std::min(N / 4, kMaxP); ++P) {
-        if (N % P) continue;
+        if (N % P || P % G) continue;
         const int64_t M = N / P;
-        for (int L = 2; L < 62 && M % (int64_t(1) << L) == 0; ++L) {
+        for (int L = std::max(2, lg); L < 62 && M % (int64_t(1) << L) == 0; ++L) {
           const int64_t ml = M >> L;
           if (ml > kMaxLeaf || ml < min_leaf) continue;
           if (o.B != 0) {
-            if (o.B <= L) consider(P, ml, o.B);
+            if (o.B <= L && o.B >= lg) consider(P, ml, o.B);
           } else {
-            for (int B = 2; B <= std::min(L, 4); ++B) consider(P, ml, B);
+            for (int B = B_lo; B <= std::min(L, B_hi); ++B) consider(P, ml, B);
           }
         }
       }
@@ -229,7 +248,8 @@ std::vector<Params> candidates(const Options& o, double eps, const Machine& m, i
     fail(GPUFMM_ERROR_ACCURACY, "eps = ", eps, " is below what the ", real_bytes == 4 ? "complex64" : "complex128",
          " FMM-FFT reaches with the leaves n = ", N, " admits");
   require(!all.empty(), GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'b' = ", o.B,
-          " exceeds the leaf level L of every factorization of n = ", N);
+          G > 1 ? " exceeds the leaf level L, or is below log2 of the ranks, in" : " exceeds the leaf level L of",
+          " every factorization of n = ", N);
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Params> r;
   for (size_t i = 0; i < all.size() && r.size() < std::max<size_t>(keep, 1); ++i) r.push_back(all[i].second);

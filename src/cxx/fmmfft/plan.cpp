@@ -54,7 +54,7 @@ void build_operators(Plan& p) {
   int64_t off = 0;
   for (int l = p.par.B; l <= p.par.L + 1; ++l) {
     p.level_offset[l - p.par.B] = off;
-    if (l <= p.par.L) off += p.rows() * Q * (int64_t(1) << l);
+    if (l <= p.par.L) off += p.rows() * Q * p.boxes(l);
   }
 }
 
@@ -65,14 +65,23 @@ void setup_backend(Plan& p) {
   detail::setup_cpu(p);
 }
 
-std::unique_ptr<Plan> make_plan(Context& ctx, const Options& o, const Params& par, const Machine& m, double eps) {
+std::unique_ptr<Plan> make_plan(Context& ctx, const Options& o, const Params& par, const Machine& m, double eps,
+                                const Cluster* cluster) {
   auto p = std::make_unique<Plan>(ctx, o);
   p->par = par;
   p->machine = m;
   p->eps = eps;
-  p->predicted = model(par, p->real_bytes(), m);
-  build_operators(*p);
-  setup_backend(*p);
+  p->predicted = model(par, p->real_bytes(), m, cluster ? cluster->G : 1);
+  if (cluster) {
+    p->dist = cluster->make(*p);  // collective
+    p->dist->agree([&] {          // allocations that may fail on one rank only
+      build_operators(*p);
+      setup_backend(*p);
+    });
+  } else {
+    build_operators(*p);
+    setup_backend(*p);
+  }
   return p;
 }
 
@@ -82,20 +91,35 @@ std::unique_ptr<Plan> make_plan(Context& ctx, const Options& o, const Params& pa
 void CudaPlanDeleter::operator()(CudaPlan*) const {}  // no CUDA plan without CUDA
 #endif
 
-std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o) {
+std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, const Cluster* cluster) {
   const auto t0 = Clock::now();
-  validate(o);
-  check_size(o.n);
+  const int G = cluster ? cluster->G : 1;
   const bool single = o.dtype == GPUFMM_COMPLEX64;
   const double eps = o.eps > 0 ? o.eps : default_eps(single);
-  const Machine m = machine_of(ctx, single);
   const bool fixed = o.P != 0 && o.B != 0;
   const size_t keep = fixed ? 1 : size_t(std::max(o.tune, 1));
-  const std::vector<Params> cand = candidates(o, eps, m, single ? 4 : 8, keep);
+  // Over several ranks every step that can fail on one rank ends in an
+  // agreement, and every rank ranks the candidates with the same (agreed,
+  // the slowest rank's) roofline.
+  auto local = [&](const std::function<void()>& f) {
+    if (cluster)
+      cluster->agree(f);
+    else
+      f();
+  };
+  Machine m;
+  local([&] {
+    validate(o);
+    check_size(o.n, G);
+    m = machine_of(ctx, single);
+  });
+  if (cluster) m = cluster->agree_machine(m);
+  std::vector<Params> cand;
+  local([&] { cand = candidates(o, eps, m, single ? 4 : 8, keep, G); });
   std::unique_ptr<Plan> best;
   if (o.tune > 0 && cand.size() > 1) {
     // Time the best-predicted few on random input; keep the fastest.
-    std::vector<double> x(2 * size_t(o.n));
+    std::vector<double> x(2 * size_t(o.n / G));
     std::mt19937_64 rng(12345);
     std::uniform_real_distribution<double> u(-1, 1);
     for (auto& v : x) v = u(rng);
@@ -106,27 +130,34 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o) {
     const int sign = o.direction == 1 ? 1 : -1;
     double best_t = 0;
     for (const Params& par : cand) {
-      auto p = make_plan(ctx, o, par, m, eps);
+      auto p = make_plan(ctx, o, par, m, eps, cluster);
       execute(*p, in, out.data(), sign, false);  // warm-up
       const auto t1 = Clock::now();
       execute(*p, in, out.data(), sign, false);
-      const double t = since(t1);
+      const double t = cluster ? cluster->max_over_ranks(since(t1)) : since(t1);
       if (!best || t < best_t) best = std::move(p), best_t = t;
     }
   } else {
-    best = make_plan(ctx, o, cand.front(), m, eps);
+    best = make_plan(ctx, o, cand.front(), m, eps, cluster);
   }
   best->plan_seconds = since(t0);
   return best;
 }
 
-void execute(Plan& p, const void* in, void* out, int sign, bool on_context) {
-  require(sign == -1 || sign == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'direction' = ", sign,
-          " is not GPUFMM_FFT_FORWARD (-1) or GPUFMM_FFT_INVERSE (+1)");
-  require(p.options.direction == 0 || p.options.direction == sign, GPUFMM_ERROR_INVALID_ARGUMENT,
-          "argument 'direction' = ", sign, ": the plan was made for direction ", p.options.direction, " only");
-  require(in != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in' is NULL");
-  require(out != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'out' is NULL");
+void execute(Plan& p, const void* in, void* out, int sign, bool on_context, std::exception_ptr early) {
+  auto checks = [&] {
+    if (early) std::rethrow_exception(early);
+    require(sign == -1 || sign == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'direction' = ", sign,
+            " is not GPUFMM_FFT_FORWARD (-1) or GPUFMM_FFT_INVERSE (+1)");
+    require(p.options.direction == 0 || p.options.direction == sign, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "argument 'direction' = ", sign, ": the plan was made for direction ", p.options.direction, " only");
+    require(in != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in' is NULL");
+    require(out != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'out' is NULL");
+  };
+  if (p.dist)
+    p.dist->agree(checks);
+  else
+    checks();
   const auto t0 = Clock::now();
 #ifdef GPUFMM_HAVE_CUDA
   if (p.ctx.on_gpu()) {

@@ -41,6 +41,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -91,7 +93,8 @@ struct Model {
   double flops[kStages] = {}, bytes[kStages] = {}, seconds[kStages] = {};
   double total = 0;
 };
-Model model(const Params& p, int real_bytes, const Machine& m);
+// G: the ranks of a distributed plan; the model is one rank's share.
+Model model(const Params& p, int real_bytes, const Machine& m, int G = 1);
 
 // eps -> Q for leaves of M_L points (the measured table of params.cpp) and
 // the predicted error.
@@ -100,12 +103,70 @@ double predicted_error(int Q, bool single, int ml);
 double default_eps(bool single);
 
 // Throws INVALID_ARGUMENT for an N the factorization does not admit, the
-// message naming the nearest admitted sizes.
-void check_size(int64_t n);
+// message naming the nearest admitted sizes. Over G ranks (a power of two)
+// N must also split into G blocks of whole leaves with G | P and 2^B >= G
+// (Distributed below).
+void check_size(int64_t n, int G = 1);
 // Every (P, M_L, L, B, Q) for N meeting eps (Q from eps and M_L unless the
 // options set it), best predicted first (at most `keep`); or the one set by
-// the options (checked).
-std::vector<Params> candidates(const Options& o, double eps, const Machine& m, int real_bytes, size_t keep);
+// the options (checked). G: as check_size.
+std::vector<Params> candidates(const Options& o, double eps, const Machine& m, int real_bytes, size_t keep,
+                               int G = 1);
+
+class Plan;
+
+// The communication of a plan over G ranks (papers/002 secs. 3-5; the MPI
+// library implements it: src/mpi/fmmfft_mpi.cpp). G is a power of two;
+// rank g holds the inputs and outputs [g N / G, (g + 1) N / G) (natural
+// order), that is the leaves [g 2^L / G, (g + 1) 2^L / G) and at level l
+// the boxes [g 2^l / G, ...). With 2^B >= G every level from B down holds
+// whole boxes on each rank, at least two below B, so the M2L of a level
+// needs two boxes from each side (s in {-3, -2, 2, 3} with the parity rule)
+// and the S2T one leaf. The CPU stages (execute_cpu.cpp) call these at the
+// steps of Algorithm 1, with the computation between a begin and its end.
+class Distributed {
+ public:
+  int G = 1, rank = 0;
+  virtual ~Distributed() = default;
+  // Halo `id` (0: the input, l: the multipoles of level l): of this rank's
+  // `units` units of `unit` reals (type: the plan's real), the first
+  // `halo` go to the rank before and the last `halo` to the rank after
+  // (cyclic); `before` gets the last `halo` units of the rank before,
+  // `after` the first of the rank after. Only reals [skip, unit) of each
+  // unit travel; the others of before / after are left as they are.
+  virtual void halo_begin(int id, const void* block, int64_t units, int64_t unit, int64_t skip, int64_t halo,
+                          void* before, void* after) = 0;
+  virtual void halo_end(int id) = 0;
+  // The base level: `reals` reals of each rank into all (G x reals, rank
+  // order).
+  virtual void gather_begin(const void* mine, int64_t reals, void* all) = 0;
+  virtual void gather_end() = 0;
+  // The M x P 2D FFT over the ranks: fft_buffer() holds this rank's M / G
+  // rows of P (p fastest; its size is the 2D FFT's, at least N / G complex
+  // numbers) and is overwritten; out gets this rank's N / G outputs in
+  // natural order.
+  virtual void* fft_buffer() = 0;
+  virtual void fft2d(void* out, int sign) = 0;
+  // Runs f on every rank and agrees on its outcome: when it threw on any
+  // rank, every rank throws the same error (the lowest rank's).
+  virtual void agree(const std::function<void()>& f) = 0;
+  // Reals this rank sent in the last transform: the input halo, the
+  // multipole halos, its block of the base level (to each other rank).
+  int64_t sent_input = 0, sent_multipoles = 0, sent_base = 0;
+  double t_wait = 0;  // seconds waited in halo_end / gather_end (last transform)
+};
+
+// The ranks a distributed plan is made on (plan_create): the roofline and
+// timings agreed over them, and the Distributed of each candidate plan.
+class Cluster {
+ public:
+  int G = 1, rank = 0;
+  virtual ~Cluster() = default;
+  virtual Machine agree_machine(const Machine& m) const = 0;  // the same on every rank
+  virtual double max_over_ranks(double t) const = 0;
+  virtual void agree(const std::function<void()>& f) const = 0;  // as Distributed::agree
+  virtual std::unique_ptr<Distributed> make(const Plan& p) const = 0;  // collective
+};
 
 struct CudaPlan;  // src/cuda/fmmfft (GPU contexts)
 struct CudaPlanDeleter {
@@ -130,30 +191,43 @@ class Plan : public ContextChild {
   bool single() const { return options.dtype == GPUFMM_COMPLEX64; }
   int real_bytes() const { return single() ? 4 : 8; }
   int64_t rows() const { return 2 * int64_t(par.P - 1); }  // R
+  // Ranks, this rank's boxes of level l and its inputs (outputs).
+  int G() const { return dist ? dist->G : 1; }
+  int64_t boxes(int l) const { return (int64_t(1) << l) / G(); }
+  int64_t local_n() const { return par.N / G(); }
 
   // Operator matrices, column-major doubles (the float plan rounds them):
   // s2m Q x M_L (S2M_{qm} = l_q(s_m)), m2m Q x 2Q ([M2M^- M2M^+]).
   std::vector<double> s2m, m2m;
   std::vector<double> z;               // the Q first-kind nodes
-  std::vector<int64_t> level_offset;   // reals before level l of mult / loc, l = B..L+1 (index l - B)
+  std::vector<int64_t> level_offset;   // reals before level l of mult / loc, l = B..L+1 (index l - B; this rank's boxes)
 
   double times[kStages] = {};  // last execute (seconds)
   double t_total = 0, plan_seconds = 0;
   std::mutex mutex;
+  std::unique_ptr<Distributed> dist;  // a plan over several ranks (null: one process)
   std::unique_ptr<CpuPlan, CpuPlanDeleter> cpu;
   std::unique_ptr<CudaPlan, CudaPlanDeleter> gpu;
 };
 
 // Builds a plan: parameters (model, optional timing of the best few),
-// operators, backend set-up (FFT plans, workspace).
-std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o);
+// operators, backend set-up (FFT plans, workspace). With a cluster: a plan
+// over its ranks (collective; the options must be equal on every rank; CPU
+// contexts).
+std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, const Cluster* cluster = nullptr);
 
-// One transform. in/out: N interleaved complex numbers of the plan's dtype,
-// in host memory (on_context false) or the context's memory (true); may be
-// the same buffer. sign -1 forward, +1 inverse (unnormalized).
-void execute(Plan& p, const void* in, void* out, int sign, bool on_context);
+// One transform. in/out: N interleaved complex numbers of the plan's dtype
+// (a distributed plan: this rank's N / G), in host memory (on_context
+// false) or the context's memory (true); may be the same buffer. sign -1
+// forward, +1 inverse (unnormalized). `early`: an error the caller found in
+// its arguments, thrown here (on a distributed plan: on every rank, agreed
+// with the ranks' own checks before anything moves).
+void execute(Plan& p, const void* in, void* out, int sign, bool on_context, std::exception_ptr early = nullptr);
 
 namespace detail {
+// FFTW's threads and a thread-safe planner, once per process (the MPI
+// library's FFTW-MPI set-up calls it first).
+void fftw_init();
 void setup_cpu(Plan& p);
 // Runs the stages up to and including `last` (the stage tests stop early
 // and read the workspace: multipoles, locals, T, of the plan's precision).

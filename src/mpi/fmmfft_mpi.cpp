@@ -1,0 +1,272 @@
+// The FMM-FFT across MPI ranks (fmmfft_mpi.hpp).
+#include "mpi/fmmfft_mpi.hpp"
+
+#include <fftw3-mpi.h>
+#include <omp.h>
+
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "mpi/collective.hpp"
+
+namespace gpufmm {
+namespace mpi {
+
+namespace {
+
+// FFTW's threads (the single-process plans' set-up), then its MPI part,
+// once per process.
+void fftw_mpi_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    fmmfft::detail::fftw_init();
+    fftw_mpi_init();
+    fftwf_mpi_init();
+  });
+}
+
+// FFTW-MPI's 2D transform with transposed output, per precision.
+template <class R>
+struct FftwMpi;
+template <>
+struct FftwMpi<double> {
+  using plan = fftw_plan;
+  static MPI_Datatype real() { return MPI_DOUBLE; }
+  static ptrdiff_t local_size(ptrdiff_t n0, ptrdiff_t n1, MPI_Comm c, ptrdiff_t* ln0, ptrdiff_t* s0, ptrdiff_t* ln1,
+                              ptrdiff_t* s1) {
+    return fftw_mpi_local_size_2d_transposed(n0, n1, c, ln0, s0, ln1, s1);
+  }
+  static void* alloc(ptrdiff_t n) { return fftw_alloc_complex(size_t(n)); }
+  static void release(void* p) { fftw_free(p); }
+  static plan make(ptrdiff_t n0, ptrdiff_t n1, void* buf, MPI_Comm c, int sign) {
+    fftw_plan_with_nthreads(omp_get_max_threads());
+    auto* b = static_cast<fftw_complex*>(buf);
+    return fftw_mpi_plan_dft_2d(n0, n1, b, b, c, sign, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_OUT);
+  }
+  static void exec(plan p, void* buf) {
+    auto* b = static_cast<fftw_complex*>(buf);
+    fftw_mpi_execute_dft(p, b, b);
+  }
+  static void destroy(plan p) { fftw_destroy_plan(p); }
+};
+template <>
+struct FftwMpi<float> {
+  using plan = fftwf_plan;
+  static MPI_Datatype real() { return MPI_FLOAT; }
+  static ptrdiff_t local_size(ptrdiff_t n0, ptrdiff_t n1, MPI_Comm c, ptrdiff_t* ln0, ptrdiff_t* s0, ptrdiff_t* ln1,
+                              ptrdiff_t* s1) {
+    return fftwf_mpi_local_size_2d_transposed(n0, n1, c, ln0, s0, ln1, s1);
+  }
+  static void* alloc(ptrdiff_t n) { return fftwf_alloc_complex(size_t(n)); }
+  static void release(void* p) { fftwf_free(p); }
+  static plan make(ptrdiff_t n0, ptrdiff_t n1, void* buf, MPI_Comm c, int sign) {
+    fftwf_plan_with_nthreads(omp_get_max_threads());
+    auto* b = static_cast<fftwf_complex*>(buf);
+    return fftwf_mpi_plan_dft_2d(n0, n1, b, b, c, sign, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_OUT);
+  }
+  static void exec(plan p, void* buf) {
+    auto* b = static_cast<fftwf_complex*>(buf);
+    fftwf_mpi_execute_dft(p, b, b);
+  }
+  static void destroy(plan p) { fftwf_destroy_plan(p); }
+};
+
+int to_int(int64_t v, const char* what) {
+  require(v <= std::numeric_limits<int>::max(), GPUFMM_ERROR_NOT_SUPPORTED, what,
+          " exceeds 2^31 reals in one MPI message: use more ranks");
+  return int(v);
+}
+
+// The Distributed of one plan: its own duplicate of the communicator (its
+// messages never meet the user's or another plan's), the halo requests in
+// flight, the base level's all-gather, the 2D FFT.
+template <class R>
+class Exchange final : public fmmfft::Distributed {
+ public:
+  Exchange(MPI_Comm user, const fmmfft::Plan& p) {
+    using F = FftwMpi<R>;
+    check(MPI_Comm_dup(user, &comm_), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    check(MPI_Comm_rank(comm_, &rank), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm_, &G), "MPI_Comm_size");
+    prev_ = (rank + G - 1) % G;
+    next_ = (rank + 1) % G;
+    halos_.resize(size_t(p.par.L + 1));
+    const ptrdiff_t M = p.par.M, P = p.par.P;
+    n_local_ = p.par.N / G;
+    fftw_mpi_once();
+    collective(comm_, [&] {
+      ptrdiff_t ln0 = 0, s0 = 0, ln1 = 0, s1 = 0;
+      const ptrdiff_t alloc = F::local_size(M, P, comm_, &ln0, &s0, &ln1, &s1);
+      // The parameters (G | P, G | 2^L) make FFTW's blocks the natural ones.
+      require(ln0 == M / G && s0 == rank * (M / G) && ln1 == P / G && s1 == rank * (P / G), GPUFMM_ERROR_INTERNAL,
+              "FFTW-MPI splits the ", M, " x ", P, " 2D FFT into other blocks than N / G = ", n_local_,
+              " elements per rank");
+      buf_ = F::alloc(std::max<ptrdiff_t>(alloc, ptrdiff_t(n_local_)));
+      require(buf_ != nullptr, GPUFMM_ERROR_OUT_OF_MEMORY, "the 2D FFT's buffer (", n_local_,
+              " complex numbers) could not be allocated");
+    });
+    for (int d = 0; d < 2; ++d) {
+      const int sign = d == 0 ? -1 : 1;
+      if (p.options.direction != 0 && p.options.direction != sign) continue;
+      plans_[d] = F::make(M, P, buf_, comm_, sign);  // collective
+    }
+    collective(comm_, [&] {
+      for (int d = 0; d < 2; ++d) {
+        const int sign = d == 0 ? -1 : 1;
+        require(plans_[d] || (p.options.direction != 0 && p.options.direction != sign), GPUFMM_ERROR_INTERNAL,
+                "FFTW-MPI could not plan the ", M, " x ", P, " 2D FFT");
+      }
+    });
+  }
+
+  ~Exchange() override {
+    using F = FftwMpi<R>;
+    for (auto& h : halos_)
+      if (h.type != MPI_DATATYPE_NULL) MPI_Type_free(&h.type);
+    for (auto& pl : plans_)
+      if (pl) F::destroy(pl);
+    if (buf_) F::release(buf_);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+
+  void halo_begin(int id, const void* block, int64_t units, int64_t unit, int64_t skip, int64_t halo, void* before,
+                  void* after) override {
+    Halo& h = halos_.at(size_t(id));
+    const MPI_Datatype real = FftwMpi<R>::real();
+    check(MPI_Type_vector(to_int(halo, "a halo"), to_int(unit - skip, "a halo unit"), to_int(unit, "a halo unit"),
+                          real, &h.type),
+          "MPI_Type_vector");
+    check(MPI_Type_commit(&h.type), "MPI_Type_commit");
+    const R* b = static_cast<const R*>(block);
+    // Tags: 2 id for a rank's first units (the "after" of the rank before),
+    // 2 id + 1 for its last (the "before" of the rank after).
+    check(MPI_Irecv(static_cast<R*>(before) + skip, 1, h.type, prev_, 2 * id + 1, comm_, &h.req[0]), "MPI_Irecv (halo)");
+    check(MPI_Irecv(static_cast<R*>(after) + skip, 1, h.type, next_, 2 * id, comm_, &h.req[1]), "MPI_Irecv (halo)");
+    check(MPI_Isend(b + skip, 1, h.type, prev_, 2 * id, comm_, &h.req[2]), "MPI_Isend (halo)");
+    check(MPI_Isend(b + (units - halo) * unit + skip, 1, h.type, next_, 2 * id + 1, comm_, &h.req[3]),
+          "MPI_Isend (halo)");
+    (id == 0 ? sent_input : sent_multipoles) += 2 * halo * (unit - skip);
+  }
+
+  void halo_end(int id) override {
+    Halo& h = halos_.at(size_t(id));
+    const double t0 = MPI_Wtime();
+    check(MPI_Waitall(4, h.req, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
+    t_wait += MPI_Wtime() - t0;
+    check(MPI_Type_free(&h.type), "MPI_Type_free");
+  }
+
+  void gather_begin(const void* mine, int64_t reals, void* all) override {
+    const int n = to_int(reals, "a rank's block of the base level");
+    const MPI_Datatype real = FftwMpi<R>::real();
+    check(MPI_Iallgather(mine, n, real, all, n, real, comm_, &gather_), "MPI_Iallgather (base level)");
+    sent_base = reals;
+  }
+
+  void gather_end() override {
+    const double t0 = MPI_Wtime();
+    check(MPI_Wait(&gather_, MPI_STATUS_IGNORE), "MPI_Wait (base level)");
+    t_wait += MPI_Wtime() - t0;
+  }
+
+  void* fft_buffer() override { return buf_; }
+
+  void fft2d(void* out, int sign) override {
+    FftwMpi<R>::exec(plans_[sign < 0 ? 0 : 1], buf_);
+    std::memmove(out, buf_, sizeof(R) * 2 * size_t(n_local_));
+  }
+
+  void agree(const std::function<void()>& f) override { collective(comm_, f); }
+
+ private:
+  struct Halo {
+    MPI_Request req[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+  };
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int prev_ = 0, next_ = 0;
+  int64_t n_local_ = 0;
+  std::vector<Halo> halos_;  // by id: 0 the input, l the multipoles of level l
+  MPI_Request gather_ = MPI_REQUEST_NULL;
+  void* buf_ = nullptr;
+  typename FftwMpi<R>::plan plans_[2] = {};
+};
+
+// The ranks of the plan being made (plan_create's collective steps).
+class FftCluster final : public fmmfft::Cluster {
+ public:
+  explicit FftCluster(MPI_Comm c) : comm(c) {
+    check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm, &G), "MPI_Comm_size");
+  }
+  fmmfft::Machine agree_machine(const fmmfft::Machine& m) const override {
+    // The slowest rank's figures.
+    double v[3] = {m.gamma, m.beta, -m.latency};
+    check(MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MIN, comm), "MPI_Allreduce (roofline)");
+    return fmmfft::Machine{v[0], v[1], -v[2]};
+  }
+  double max_over_ranks(double t) const override {
+    check(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce (time)");
+    return t;
+  }
+  void agree(const std::function<void()>& f) const override { collective(comm, f); }
+  std::unique_ptr<fmmfft::Distributed> make(const fmmfft::Plan& p) const override {
+    if (p.single()) return std::make_unique<Exchange<float>>(comm, p);
+    return std::make_unique<Exchange<double>>(comm, p);
+  }
+
+ private:
+  MPI_Comm comm;
+};
+
+// The options as named values, to compare across ranks.
+std::vector<std::pair<const char*, double>> option_fields(const fmmfft::Options& o) {
+  return {{"n", double(o.n)}, {"dtype", double(o.dtype)}, {"eps", o.eps},         {"p", double(o.P)},
+          {"ml", double(o.ml)}, {"b", double(o.B)},        {"q", double(o.Q)},     {"direction", double(o.direction)},
+          {"tune", double(o.tune)}};
+}
+
+// A duplicate of the user's communicator for the plan's create, freed on
+// every way out.
+struct CommDup {
+  MPI_Comm comm = MPI_COMM_NULL;
+  ~CommDup() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<fmmfft::PlanObject> fft_plan_create(Context* ctx, MPI_Comm user_comm, const fmmfft::Options& o,
+                                                    std::exception_ptr early) {
+  check_comm(user_comm);
+
+  CommDup dup;
+  check(MPI_Comm_dup(user_comm, &dup.comm), "MPI_Comm_dup");
+  MPI_Comm comm = dup.comm;
+  check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  int size = 1;
+  check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  collective(comm, [&] {
+    if (early) std::rethrow_exception(early);
+    require(!ctx->on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED,
+            "the FMM-FFT across MPI ranks runs on CPU contexts (GPU ranks are not built yet; docs/fmmfft_mpi.md)");
+    require((size & (size - 1)) == 0, GPUFMM_ERROR_NOT_SUPPORTED, "the FMM-FFT across MPI ranks needs a power of "
+            "two of ranks (the communicator has ", size, ")");
+  });
+  agree_options(comm, option_fields(o));
+  const FftCluster cluster(comm);
+  auto obj = std::make_unique<fmmfft::PlanObject>();
+  obj->plan = fmmfft::plan_create(*ctx, o, &cluster);
+  return obj;
+}
+
+}  // namespace mpi
+}  // namespace gpufmm

@@ -1,0 +1,264 @@
+// The FMM-FFT across MPI ranks (issue 18; gpufmm_mpi.h), run by CTest under
+// mpirun with 1, 2, 3 and 4 ranks on the CPU (label mpi). Every check is
+// collective: a rank's failure fails the program on every rank (rank 0
+// prints the summary). With a number of ranks that is not a power of two
+// it checks that every rank gets NOT_SUPPORTED, and stops.
+//
+// On fresh seeds (printed), for N from 2^12 to 2^20 and sizes that are not
+// powers of two, both precisions, forward and inverse:
+//  1. Equal to rounding to the single-process plan with the same (P, M_L,
+//     B, Q): each rank's output block against that plan's whole transform.
+//  2. Accurate: the relative L2 error against FFTW within eps; and
+//     inverse(forward(x)) = N x, in place.
+//  3. The volumes each rank sent equal papers/002 sec. 5.2's counts: the
+//     input halo 2 C (P - 1) M_L, the multipole halos 4 C (L - B) (P - 1) Q,
+//     and the base level 2^B C (P - 1) Q gathered from the G ranks' blocks.
+//  4. Errors on every rank: a NaN on one rank (every output untouched),
+//     options that differ across ranks, a size not admitted over G ranks.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/fft_check.hpp"
+#include "gpufmm.h"
+#include "gpufmm_mpi.h"
+#include "mpi_check.hpp"
+
+namespace {
+
+using namespace mpi_check;
+
+
+gpufmm_fft_options_t options(int64_t n, int dtype, double eps) {
+  gpufmm_fft_options_t o;
+  gpufmm_fft_options_init(&o);
+  o.n = n;
+  o.dtype = dtype;
+  o.eps = eps;
+  return o;
+}
+
+// One transform of this rank's block of x (2N reals, the same on every
+// rank) through the plan; returns the rank's block of the output in double.
+std::vector<double> run_block(gpufmm_fft_plan_t plan, const std::vector<double>& x, int sign, bool single,
+                              bool in_place = false) {
+  const size_t nl = x.size() / 2 / size_t(size);
+  const std::vector<double> xl(x.begin() + 2 * nl * rank, x.begin() + 2 * nl * (rank + 1));
+  std::vector<double> y(xl.size());
+  gpufmm_status_t st;
+  if (single) {
+    std::vector<float> xf(xl.begin(), xl.end()), yf(xl.size());
+    st = gpufmm_fft_execute_host(plan, xf.data(), in_place ? xf.data() : yf.data(), sign);
+    const std::vector<float>& r = in_place ? xf : yf;
+    for (size_t i = 0; i < y.size(); ++i) y[i] = r[i];
+  } else {
+    std::vector<double> xd(xl);
+    st = gpufmm_fft_execute_host(plan, xd.data(), in_place ? xd.data() : y.data(), sign);
+    if (in_place) y = xd;
+  }
+  expect(st == GPUFMM_SUCCESS, std::string("execute: ") + gpufmm_last_error_message());
+  return y;
+}
+
+// The whole output from every rank's block.
+std::vector<double> gather(const std::vector<double>& block) {
+  std::vector<double> all(block.size() * size_t(size));
+  MPI_Allgather(block.data(), int(block.size()), MPI_DOUBLE, all.data(), int(block.size()), MPI_DOUBLE,
+                MPI_COMM_WORLD);
+  return all;
+}
+
+// Error of the rank's block against the same block of ref, in the norm of
+// the whole vector (the L2 sums added over the ranks).
+double block_error(const std::vector<double>& block, const std::vector<double>& ref) {
+  const size_t off = block.size() * size_t(rank);
+  double s[2] = {0, 0};
+  for (size_t i = 0; i < block.size(); ++i) s[0] += (block[i] - ref[off + i]) * (block[i] - ref[off + i]);
+  for (double v : ref) s[1] += v * v;
+  MPI_Allreduce(MPI_IN_PLACE, s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return std::sqrt(s[0] / s[1]);
+}
+
+// 1-3 for one size, precision and eps, both directions; P, M_L, B from the
+// model (0) or set (deep trees: halos at every level below B).
+void check_transform(int64_t n, int dtype, double eps, int tune = 0, int P = 0, int ml = 0, int B = 0) {
+  const bool single = dtype == GPUFMM_COMPLEX64;
+  test_name = "transform n " + std::to_string(n) + (single ? " c64" : " c128") + " eps " + std::to_string(eps) +
+              (tune ? " tune" : "") + (P ? " P " + std::to_string(P) + " B " + std::to_string(B) : "");
+  gpufmm_context_t cpu = nullptr;
+  gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu);
+  gpufmm_fft_options_t o = options(n, dtype, eps);
+  o.tune = tune;
+  o.p = P;
+  o.ml = ml;
+  o.b = B;
+  gpufmm_fft_plan_t plan = nullptr;
+  const gpufmm_status_t st = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan);
+  expect(st == GPUFMM_SUCCESS, std::string("plan: ") + gpufmm_last_error_message());
+  if (st != GPUFMM_SUCCESS) {
+    gpufmm_context_destroy(cpu);
+    finish_test();
+    return;
+  }
+  gpufmm_fft_info_t info;
+  gpufmm_fft_plan_info(plan, &info);
+  expect(info.ranks == size && info.rank == rank && info.n_local == n / size, "info: ranks, rank, n_local");
+  // The single-process plan with the same parameters.
+  gpufmm_fft_options_t so = options(n, dtype, eps);
+  so.p = info.p;
+  so.ml = info.ml;
+  so.b = info.base;
+  so.q = info.q;
+  gpufmm_fft_plan_t ref = nullptr;
+  expect(gpufmm_fft_plan_create(cpu, &so, &ref) == GPUFMM_SUCCESS, gpufmm_last_error_message());
+  const uint64_t seed = shared_seed();
+  const auto x = gpufmm_test::random_signal(n, seed, single);
+  const double tol_same = single ? 2e-6 : 2e-14;
+  for (int sign : {-1, 1}) {
+    const std::vector<double> y = run_block(plan, x, sign, single);
+    const std::vector<double> y1 = gpufmm_test::fmmfft_host(ref, x, sign, single);
+    const double same = block_error(y, y1);
+    const double err = block_error(y, gpufmm_test::fftw_reference(x, sign));
+    gpufmm_fft_plan_info(plan, &info);
+    if (rank == 0)
+      std::printf("  n %lld %s sign %+d G %d: P %d M_L %d L %d B %d Q %d  vs one process %.1e  vs FFTW %.2e "
+                  "(eps %.0e, seed %llu)\n",
+                  (long long)n, single ? "c64" : "c128", sign, size, info.p, info.ml, info.levels, info.base, info.q,
+                  same, err, info.eps, (unsigned long long)seed);
+    expect(same <= tol_same, "differs from the single-process plan by " + std::to_string(same));
+    expect(err <= info.eps, "error " + std::to_string(err) + " above eps");
+    // Sec. 5.2's counts (C = 2: complex).
+    const int64_t C = 2, P1 = info.p - 1;
+    expect(info.sent_input == 2 * C * P1 * info.ml, "input halo " + std::to_string(info.sent_input));
+    expect(info.sent_multipoles == 4 * C * (info.levels - info.base) * P1 * info.q,
+           "multipole halos " + std::to_string(info.sent_multipoles));
+    expect(info.sent_base * size == (int64_t(1) << info.base) * C * P1 * info.q,
+           "base level " + std::to_string(info.sent_base));
+  }
+  // inverse(forward(x)) = N x, in place.
+  std::vector<double> z = gather(run_block(plan, x, -1, single, true));
+  z = gather(run_block(plan, z, 1, single, true));
+  for (auto& v : z) v /= double(n);
+  const double round = gpufmm_test::rel_l2_err(z, x);
+  expect(round <= 2 * info.eps, "inverse(forward(x)) / N differs from x by " + std::to_string(round));
+  gpufmm_fft_plan_destroy(ref);
+  gpufmm_fft_plan_destroy(plan);
+  gpufmm_context_destroy(cpu);
+  finish_test();
+}
+
+// 4. Errors agreed on every rank.
+void check_errors() {
+  gpufmm_context_t cpu = nullptr;
+  gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu);
+  const int64_t n = int64_t(1) << 12;
+
+  test_name = "a NaN on the last rank: every rank fails, no output written";
+  {
+    gpufmm_fft_options_t o = options(n, GPUFMM_COMPLEX128, 1e-10);
+    gpufmm_fft_plan_t plan = nullptr;
+    expect(gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan) == GPUFMM_SUCCESS, gpufmm_last_error_message());
+    std::vector<double> x(2 * size_t(n / size), 0.5), y(x.size(), -7.0);
+    if (rank == size - 1) x[5] = std::nan("");
+    const gpufmm_status_t st = gpufmm_fft_execute_host(plan, x.data(), y.data(), GPUFMM_FFT_FORWARD);
+    const std::string msg = gpufmm_last_error_message();
+    expect(st == GPUFMM_ERROR_INVALID_ARGUMENT, "status " + std::to_string(st));
+    expect(msg.find("rank " + std::to_string(size - 1)) != std::string::npos && msg.find("element 2") != std::string::npos,
+           "message: " + msg);
+    bool untouched = true;
+    for (double v : y) untouched = untouched && v == -7.0;
+    expect(untouched, "an output was written");
+    // The plan still works afterwards.
+    x[5] = 0.5;
+    expect(gpufmm_fft_execute_host(plan, x.data(), y.data(), GPUFMM_FFT_FORWARD) == GPUFMM_SUCCESS,
+           gpufmm_last_error_message());
+    // A NULL output on rank 0 only.
+    const gpufmm_status_t s2 = gpufmm_fft_execute_host(plan, x.data(), rank == 0 ? nullptr : y.data(), -1);
+    expect(s2 == GPUFMM_ERROR_INVALID_ARGUMENT &&
+               std::string(gpufmm_last_error_message()).find("rank 0: argument 'out' is NULL") != std::string::npos,
+           std::string("NULL out on rank 0: ") + gpufmm_last_error_message());
+    gpufmm_fft_plan_destroy(plan);
+  }
+  finish_test();
+
+  test_name = "options that differ across ranks";
+  {
+    gpufmm_fft_options_t o = options(n, GPUFMM_COMPLEX128, rank == size - 1 && size > 1 ? 1e-8 : 1e-10);
+    gpufmm_fft_plan_t plan = nullptr;
+    const gpufmm_status_t st = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan);
+    if (size > 1) {
+      expect(st == GPUFMM_ERROR_INVALID_ARGUMENT && plan == nullptr, "status " + std::to_string(st));
+      expect(std::string(gpufmm_last_error_message()).find("options field 'eps' differs from rank 0's") !=
+                 std::string::npos,
+             gpufmm_last_error_message());
+    }
+    gpufmm_fft_plan_destroy(plan);
+  }
+  finish_test();
+
+  test_name = "bad options on one rank; a size not admitted over the ranks";
+  {
+    gpufmm_fft_options_t o = options(n, GPUFMM_COMPLEX128, 0);
+    if (rank == size - 1) o.q = 99;
+    gpufmm_fft_plan_t plan = nullptr;
+    gpufmm_status_t st = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan);
+    expect(st == GPUFMM_ERROR_INVALID_ARGUMENT && plan == nullptr &&
+               std::string(gpufmm_last_error_message()).find("options field 'q'") != std::string::npos,
+           std::string("q = 99 on the last rank: ") + gpufmm_last_error_message());
+    // N = 16 factors as P = 2, M_L = 2, L = 2: over 4 ranks P is not a
+    // multiple of 4.
+    o = options(16, GPUFMM_COMPLEX128, 1e-3);
+    st = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan);
+    if (size == 4) {
+      expect(st == GPUFMM_ERROR_INVALID_ARGUMENT &&
+                 std::string(gpufmm_last_error_message()).find("nearest admitted sizes") != std::string::npos,
+             std::string("n = 16 over 4 ranks: ") + gpufmm_last_error_message());
+    } else {
+      expect(st == GPUFMM_SUCCESS, std::string("n = 16: ") + gpufmm_last_error_message());
+    }
+    gpufmm_fft_plan_destroy(plan);
+  }
+  finish_test();
+  gpufmm_context_destroy(cpu);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  init();
+  if (rank == 0) std::printf("FMM-FFT over %d MPI rank(s), CPU backend\n", size);
+  if ((size & (size - 1)) != 0) {
+    test_name = "a number of ranks that is not a power of two";
+    gpufmm_context_t cpu = nullptr;
+    gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu);
+    gpufmm_fft_options_t o = options(4096, GPUFMM_COMPLEX128, 0);
+    gpufmm_fft_plan_t plan = nullptr;
+    const gpufmm_status_t st = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan);
+    expect(st == GPUFMM_ERROR_NOT_SUPPORTED && plan == nullptr &&
+               std::string(gpufmm_last_error_message()).find("power of two") != std::string::npos,
+           std::string("status ") + std::to_string(st) + ": " + gpufmm_last_error_message());
+    gpufmm_context_destroy(cpu);
+    finish_test();
+  } else {
+    for (int dtype : {GPUFMM_COMPLEX128, GPUFMM_COMPLEX64}) {
+      const bool single = dtype == GPUFMM_COMPLEX64;
+      for (int64_t n : {int64_t(1) << 12, int64_t(1) << 16, int64_t(3) << 16, int64_t(5) << 15, int64_t(1) << 20})
+        check_transform(n, dtype, single ? 0 : 1e-11);
+    }
+    // Deep trees: L = 8 with B = 2 and 3 (halos at 6 and 5 levels).
+    for (int B : {2, 3}) {
+      check_transform(int64_t(1) << 16, GPUFMM_COMPLEX128, 1e-10, 0, 16, 16, B);
+      check_transform(int64_t(1) << 16, GPUFMM_COMPLEX64, 1e-5, 0, 16, 16, B);
+    }
+    check_transform(int64_t(1) << 14, GPUFMM_COMPLEX128, 1e-6);
+    check_transform(int64_t(1) << 14, GPUFMM_COMPLEX128, 1e-13, 3);
+    check_errors();
+  }
+  return finish_program();
+}
