@@ -200,7 +200,7 @@ struct Stages {
 #pragma omp parallel
     {
       std::vector<R> K(size_t(ns) * Q * Q * kW);
-      std::vector<R> acc(size_t(Q) * kW);
+      std::vector<R> acc(size_t(Q) * kW), m(size_t(Q) * kW);  // outputs; one source box's rows
 #pragma omp for schedule(dynamic)
       for (int64_t t = 0; t < nblk * nch; ++t) {
         const int64_t r0 = (t / nch) * kW, w = std::min<int64_t>(kW, Rr - r0);
@@ -215,14 +215,20 @@ struct Stages {
             const int s = m2l_offset(si, base);
             if (!m2l_applies(s, b, base)) continue;
             const R* sb = src.at(first + b + s) + r0;
-            for (int j = 0; j < Q; ++j) {
-              R m[kW] = {};
-              for (int64_t r = 0; r < w; ++r) m[r] = sb[Rr * j + r];
-              for (int i = 0; i < Q; ++i) {
-                const R* k = &K[((size_t(si) * Q + i) * Q + j) * kW];
-                R* a = &acc[size_t(i) * kW];
-                for (int r = 0; r < kW; ++r) a[r] += k[r] * m[r];
+            for (int j = 0; j < Q; ++j)
+              for (int r = 0; r < kW; ++r) m[size_t(j) * kW + r] = r < w ? sb[Rr * j + r] : R(0);
+            // Each output's sum over j in registers (the same order of
+            // terms as over (s, j) for every output).
+            for (int i = 0; i < Q; ++i) {
+              R a[kW];
+              R* ai = &acc[size_t(i) * kW];
+              for (int r = 0; r < kW; ++r) a[r] = ai[r];
+              const R* k = &K[(size_t(si) * Q + i) * Q * kW];
+              for (int j = 0; j < Q; ++j) {
+#pragma omp simd
+                for (int r = 0; r < kW; ++r) a[r] += k[size_t(j) * kW + r] * m[size_t(j) * kW + r];
               }
+              for (int r = 0; r < kW; ++r) ai[r] = a[r];
             }
           }
           for (int i = 0; i < Q; ++i)
@@ -272,18 +278,29 @@ struct Stages {
             ir[r] = red[size_t(r0 + r - 2)];
           }
         }
-        for (int64_t b = b0; b < b1; ++b)
+        for (int64_t b = b0; b < b1; ++b) {
+          // The leaves b - 1, b, b + 1 of input: whole leaves, so each is
+          // contiguous (the ring wraps, or reaches into the halos, at leaf
+          // boundaries) and the inner loop needs no index arithmetic.
+          const R* leaf[3] = {xs.at(ml * (b - 1)) + r0, xs.at(ml * b) + r0, xs.at(ml * (b + 1)) + r0};
           for (int64_t i = 0; i < ml; ++i) {
             R* out = T + 2 * P * (i + ml * b) + r0;
             R acc[kW];
             for (int r = 0; r < kW; ++r) acc[r] = (r < w && (r0 + r) >= 2) ? out[r] : R(0);
-            for (int64_t j = -ml; j < 2 * ml; ++j) {
-              const R* xv = xs.at(j + ml * b) + r0;
-              const R* k = &K[size_t(j - i + 2 * ml - 1) * kW];
+            for (int l3 = 0; l3 < 3; ++l3) {
+              // sources j = (l3 - 1) M_L + jj: entry k = j - i + 2 M_L - 1
+              const R* xl = leaf[l3];
+              const R* kl = &K[size_t((l3 + 1) * ml - i - 1) * kW];
               if (w == kW) {
-                for (int r = 0; r < kW; ++r) acc[r] += k[r] * xv[r];
+                for (int64_t jj = 0; jj < ml; ++jj) {
+                  const R* xv = xl + 2 * P * jj;
+                  const R* k = kl + jj * kW;
+#pragma omp simd
+                  for (int r = 0; r < kW; ++r) acc[r] += k[r] * xv[r];
+                }
               } else {
-                for (int64_t r = 0; r < w; ++r) acc[r] += k[r] * xv[r];
+                for (int64_t jj = 0; jj < ml; ++jj)
+                  for (int64_t r = 0; r < w; ++r) acc[r] += kl[jj * kW + r] * xl[2 * P * jj + r];
               }
             }
             const R* xi = x + 2 * P * (i + ml * b) + r0;
@@ -299,6 +316,7 @@ struct Stages {
               out[r + 1] = R(z.im);
             }
           }
+        }
       }
     }
   }
