@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "array/array.hpp"
+#include "core/cpu_isa.hpp"
 #include "core/error.hpp"
 #include "fmmfft/operators.hpp"
 #include "fmmfft/plan.hpp"
@@ -184,7 +185,7 @@ struct Stages {
   // below it (s in {-2, 2, 3} for even boxes, {-3, -2, 2} for odd ones),
   // into this rank's boxes (`first`: the index of its first box in the
   // ring of sources).
-  void m2l_level(int l, bool base) const {
+  GPUFMM_CPU_CLONES GPUFMM_CPU_FLATTEN void m2l_level(int l, bool base) const {
     const int Q = p.par.Q;
     const Ring<R> src = level_ring(l);
     const int64_t first = base && p.dist ? p.dist->rank * p.boxes(l) : 0;
@@ -255,7 +256,7 @@ struct Stages {
 
   // T_p = rho_p (T_p + S2T x_p - sign i r_p) for p >= 1, T_0 = x_0, over
   // blocks of 8 FMMs (rows) and chunks of leaves.
-  void s2t_stage(const std::vector<double>& red, int sign) const {
+  GPUFMM_CPU_CLONES GPUFMM_CPU_FLATTEN void s2t_stage(const std::vector<double>& red, int sign) const {
     const int64_t P = p.par.P, ml = p.par.ml, M = p.par.M, nb = p.boxes(p.par.L);
     const Ring<R> xs = input_ring();
     const int64_t rows = 2 * P, nblk = (rows + kW - 1) / kW, nk = 4 * ml - 1;  // k = -(2ml-1)..2ml-1

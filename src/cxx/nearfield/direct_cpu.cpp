@@ -19,6 +19,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu_isa.hpp"
 #include "core/error.hpp"
 #include "nearfield/direct.hpp"
 #include "nearfield/p2p.hpp"
@@ -52,7 +53,7 @@ Sources<T, T> to_soa(const DirectArgs& a) {
 }
 
 template <bool kC, bool kD, bool kG, class K, class T>
-void direct_sum(const K& k, const Sources<T, T>& s, const DirectArgs& a) {
+GPUFMM_CPU_CLONES GPUFMM_CPU_FLATTEN void direct_sum(const K& k, const Sources<T, T>& s, const DirectArgs& a) {
   const int64_t nblocks = (a.ntrg + kTargetBlock - 1) / kTargetBlock;
   const int64_t ns = static_cast<int64_t>(s.x.size());  // padded
 #pragma omp parallel for schedule(dynamic, 1)
@@ -92,7 +93,7 @@ void direct_sum(const K& k, const Sources<T, T>& s, const DirectArgs& a) {
 
 // direct_sum with the Hessian (the Laplace kernel; a.grad non-null).
 template <bool kC, bool kD, class T>
-void direct_sum_hess(const Sources<T, T>& s, const DirectArgs& a) {
+GPUFMM_CPU_CLONES GPUFMM_CPU_FLATTEN void direct_sum_hess(const Sources<T, T>& s, const DirectArgs& a) {
   const kernels::Laplace<T> k;
   const int64_t ns = static_cast<int64_t>(s.x.size());  // padded
 #pragma omp parallel for schedule(dynamic, kTargetBlock)

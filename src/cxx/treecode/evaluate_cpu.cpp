@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/cpu_isa.hpp"
 #include "core/error.hpp"
 #include "nearfield/p2p.hpp"
 #include "treecode/plan.hpp"
@@ -21,6 +22,47 @@ namespace detail {
 namespace {
 
 double now() { return omp_get_wtime(); }
+
+// The near field of rows [r0, r1): each row's targets against the gathered
+// points of its columns (eq. 9 and eq. 11 in one form), with gradients when
+// kG. Compiled for the running CPU (core/cpu_isa.hpp).
+template <bool kG, class K, class T>
+GPUFMM_CPU_CLONES GPUFMM_CPU_FLATTEN void near_rows(const Plan& P, const K& kern, const T* q, int64_t r0, int64_t r1,
+                                                    T* pot, T* grad) {
+#pragma omp parallel
+  {
+    nearfield::Sources<double, T> g(nearfield::padded(P.max_row_sources));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t r = r0; r < r1; ++r) {
+      const double* c = &P.tset_center[3 * r];
+      int64_t m = 0;
+      for (int64_t e = P.list_offsets[r]; e < P.list_offsets[r + 1]; ++e) {
+        const int32_t col = P.list_index[e];
+        for (int64_t j = P.sset_begin[col]; j < P.sset_end[col]; ++j, ++m) {
+          g.x[m] = P.sxyz[3 * j] - c[0];
+          g.y[m] = P.sxyz[3 * j + 1] - c[1];
+          g.z[m] = P.sxyz[3 * j + 2] - c[2];
+          g.q[m] = q[j];
+        }
+      }
+      for (; m % nearfield::kLanes != 0; ++m) {
+        g.x[m] = g.y[m] = g.z[m] = 0.0;
+        g.q[m] = T(0);
+      }
+      for (int64_t i = P.tset_begin[r]; i < P.tset_end[r]; ++i) {
+        T v, gx, gy, gz;
+        nearfield::sum_sources<true, false, kG>(kern, P.txyz[3 * i] - c[0], P.txyz[3 * i + 1] - c[1],
+                                                P.txyz[3 * i + 2] - c[2], 0, m, g, v, gx, gy, gz);
+        pot[i] = v;
+        if (kG) {
+          grad[3 * i] = gx;
+          grad[3 * i + 1] = gy;
+          grad[3 * i + 2] = gz;
+        }
+      }
+    }
+  }
+}
 
 template <class T, class S>
 void run(Plan& P, const S* charges, S* pot_out, S* grad_out) {
@@ -90,46 +132,8 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out) {
   std::vector<T> pot(size_t(nt + ntp * np3), T(0));
   std::vector<T> grad(want_grad ? size_t(3 * nt) : 0, T(0));
   kernels::with_kernel<T>(P.options.kernel, [&](const auto& kern) {
-    auto rows = [&](auto g_) {
-      constexpr bool kG = decltype(g_)::value;
-      const int64_t r0 = kG ? 0 : (want_grad ? P.nbatch : 0);
-      const int64_t r1 = kG ? P.nbatch : P.nsets_t;
-#pragma omp parallel
-      {
-        nearfield::Sources<double, T> g(nearfield::padded(P.max_row_sources));
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t r = r0; r < r1; ++r) {
-          const double* c = &P.tset_center[3 * r];
-          int64_t m = 0;
-          for (int64_t e = P.list_offsets[r]; e < P.list_offsets[r + 1]; ++e) {
-            const int32_t col = P.list_index[e];
-            for (int64_t j = P.sset_begin[col]; j < P.sset_end[col]; ++j, ++m) {
-              g.x[m] = P.sxyz[3 * j] - c[0];
-              g.y[m] = P.sxyz[3 * j + 1] - c[1];
-              g.z[m] = P.sxyz[3 * j + 2] - c[2];
-              g.q[m] = q[j];
-            }
-          }
-          for (; m % nearfield::kLanes != 0; ++m) {
-            g.x[m] = g.y[m] = g.z[m] = 0.0;
-            g.q[m] = T(0);
-          }
-          for (int64_t i = P.tset_begin[r]; i < P.tset_end[r]; ++i) {
-            T v, gx, gy, gz;
-            nearfield::sum_sources<true, false, kG>(kern, P.txyz[3 * i] - c[0], P.txyz[3 * i + 1] - c[1],
-                                                    P.txyz[3 * i + 2] - c[2], 0, m, g, v, gx, gy, gz);
-            pot[i] = v;
-            if (kG) {
-              grad[3 * i] = gx;
-              grad[3 * i + 1] = gy;
-              grad[3 * i + 2] = gz;
-            }
-          }
-        }
-      }
-    };
-    if (want_grad) rows(kernels::Flag<true>{});  // the batches, with gradients
-    rows(kernels::Flag<false>{});                  // the rest (all rows without gradients)
+    if (want_grad) near_rows<true>(P, kern, q.data(), 0, P.nbatch, pot.data(), grad.data());  // the batches
+    near_rows<false>(P, kern, q.data(), want_grad ? P.nbatch : 0, P.nsets_t, pot.data(), grad.data());  // the rest
   });
   P.times.nearfield = now() - t;
 
