@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 
 #include "common/distributions.hpp"
 #include "common/kernel_ref.hpp"
 #include "gpufmm.h"
+#include "kernels/fast_math.hpp"
 #include "kernels/kernel.hpp"
 
 namespace {
@@ -155,6 +158,48 @@ TEST(Kernels, YukawaWithZeroKappaIsLaplace) {
     l.accumulate<true, false, true>(rx, ry, rz, 1.5, 0, 0, 0, b[0], b[1], b[2], b[3]);
     for (int c = 0; c < 4; ++c) EXPECT_NEAR(a[c], b[c], 1e-14 * std::fabs(b[c]) + 1e-300);
   }
+}
+
+// The CPU's exp (kernels/fast_math.hpp: host_exp, what the Yukawa kernels
+// call on the host) within 1.5 ulp of e^x over the arguments the kernels
+// pass (-kappa r: mostly -50..0) and every finite argument, and exactly
+// exp's results at the limits; fresh seeds.
+template <class T>
+long double ulps_off(T got, long double ref) {
+  const T r = static_cast<T>(ref);
+  const long double ulp = r == T(0) || std::fpclassify(r) == FP_SUBNORMAL
+                              ? static_cast<long double>(std::numeric_limits<T>::denorm_min())
+                              : static_cast<long double>(std::nextafter(std::fabs(r), T(INFINITY)) - std::fabs(r));
+  return std::fabs(static_cast<long double>(got) - ref) / ulp;
+}
+
+template <class T>
+void check_host_exp(uint64_t seed) {
+  std::mt19937_64 g(seed);
+  const bool single = sizeof(T) == 4;
+  const double lo = single ? -103.9 : -745.1, hi = single ? 88.7 : 709.7;
+  long double worst = 0;
+  T at = 0;
+  for (const auto& range : {std::pair<double, double>{-50, 0}, {-1, 1}, {lo, hi}}) {
+    std::uniform_real_distribution<double> u(range.first, range.second);
+    for (int i = 0; i < 300000; ++i) {
+      const T x = static_cast<T>(u(g));
+      const long double e = ulps_off(gpufmm::kernels::host_exp(x), std::exp(static_cast<long double>(x)));
+      if (e > worst) worst = e, at = x;
+    }
+  }
+  EXPECT_LE(worst, 1.5L) << "worst at x = " << at << " (seed " << seed << ")";
+  std::printf("host_exp %s: worst %.3Lf ulp at x = %.9g (seed %llu)\n", single ? "float" : "double", worst, double(at),
+              (unsigned long long)seed);
+  const T big = single ? T(88.73) : T(709.79), tiny = single ? T(-103.98) : T(-745.14);
+  for (T x : {T(0), T(-0.0), big, T(1e6), tiny, T(-1e6), T(INFINITY), T(-INFINITY)})
+    EXPECT_EQ(gpufmm::kernels::host_exp(x), std::exp(x)) << "x = " << x;
+  EXPECT_TRUE(std::isnan(gpufmm::kernels::host_exp(T(NAN))));
+}
+
+TEST(Kernels, HostExp) {
+  check_host_exp<double>(fresh_seed());
+  check_host_exp<float>(fresh_seed());
 }
 
 TEST(KernelInit, ValidKernels) {
