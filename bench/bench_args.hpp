@@ -53,4 +53,16 @@ inline double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The CSV file at `path` opened for appending, `header` (a line) written
+// first when the file is empty; null when path is empty or cannot be
+// opened. The caller writes its row and closes it.
+inline FILE* csv_append(const std::string& path, const char* header) {
+  if (path.empty()) return nullptr;
+  FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) return nullptr;
+  std::fseek(f, 0, SEEK_END);
+  if (std::ftell(f) == 0) std::fputs(header, f);
+  return f;
+}
+
 }  // namespace bench

@@ -198,22 +198,16 @@ int main(int argc, char** argv) {
                 kernel_s.c_str(), size, (long long)n, be, I.theta, I.degree, I.leaf_size, plan_s, rcb, redist, local, let_tree, let_data,
                 best.t_total, route, exch, up, nf, down, lp_max, lp_mean, lc_max, lc_mean, mb_plan, mb_eval,
                 own_max / own_mean, err_pot, err_grad);
-    if (!csv.empty()) {
-      FILE* f = std::fopen(csv.c_str(), "a");
-      if (f) {
-        std::fseek(f, 0, SEEK_END);
-        if (std::ftell(f) == 0)
-          std::fprintf(f, "label,kernel,ranks,n,dist,backend,type,theta,degree,leaf,plan_s,rcb_s,redistribute_s,local_s,"
-                          "let_tree_s,let_data_s,eval_s,route_s,exchange_s,upward_s,nearfield_s,downward_s,"
-                          "let_points_max,let_points_mean,let_clusters_max,let_clusters_mean,let_mb_plan_max,"
-                          "let_mb_eval_max,balance,err_pot,err_grad\n");
-        std::fprintf(f, "%s,%s,%d,%lld,%s,%s,%s,%.2f,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-                        "%.0f,%.0f,%.0f,%.0f,%.4g,%.4g,%.4f,%.3e,%.3e\n",
-                     label.c_str(), kernel_s.c_str(), size, (long long)n, dist_s.c_str(), be, type_s.c_str(), I.theta, I.degree,
-                     I.leaf_size, plan_s, rcb, redist, local, let_tree, let_data, best.t_total, route, exch, up, nf,
-                     down, lp_max, lp_mean, lc_max, lc_mean, mb_plan, mb_eval, own_max / own_mean, err_pot, err_grad);
-        std::fclose(f);
-      }
+    if (FILE* f = bench::csv_append(csv, "label,kernel,ranks,n,dist,backend,type,theta,degree,leaf,plan_s,rcb_s,redistribute_s,local_s,"
+                                         "let_tree_s,let_data_s,eval_s,route_s,exchange_s,upward_s,nearfield_s,downward_s,"
+                                         "let_points_max,let_points_mean,let_clusters_max,let_clusters_mean,let_mb_plan_max,"
+                                         "let_mb_eval_max,balance,err_pot,err_grad\n")) {
+      std::fprintf(f, "%s,%s,%d,%lld,%s,%s,%s,%.2f,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+                      "%.0f,%.0f,%.0f,%.0f,%.4g,%.4g,%.4f,%.3e,%.3e\n",
+                   label.c_str(), kernel_s.c_str(), size, (long long)n, dist_s.c_str(), be, type_s.c_str(), I.theta, I.degree,
+                   I.leaf_size, plan_s, rcb, redist, local, let_tree, let_data, best.t_total, route, exch, up, nf,
+                   down, lp_max, lp_mean, lc_max, lc_mean, mb_plan, mb_eval, own_max / own_mean, err_pot, err_grad);
+      std::fclose(f);
     }
   }
   CHECK(gpufmm_treecode_plan_destroy(plan));

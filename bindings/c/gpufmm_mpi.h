@@ -25,7 +25,9 @@
  * order (rank g holds elements [g N/G, (g+1) N/G) of the input and gets the
  * same block of the output), computed as the P - 1 periodic FMMs with halo
  * exchanges (one leaf and two boxes per level from each neighbour) and an
- * all-gather of the base level, then FFTW's MPI 2D FFT (one all-to-all).
+ * all-gather of the base level, then a 2D FFT with one all-to-all (FFTW's
+ * MPI transform on CPU ranks; cuFFT around MPI_Alltoall on GPU ranks, the
+ * messages staged through host memory).
  * Collective calls: gpufmm_fft_plan_create_mpi, and on its plan
  * gpufmm_fft_execute_host, gpufmm_fft_execute and gpufmm_fft_plan_destroy
  * (before MPI_Finalize); gpufmm_fft_plan_info is local. */
@@ -66,16 +68,17 @@ gpufmm_status_t gpufmm_treecode_plan_create_mpi_f(gpufmm_context_t ctx, MPI_Fint
                                                   gpufmm_treecode_plan_t* plan);
 
 /* Builds an FMM-FFT plan over the ranks of comm: G ranks, a power of two,
- * each with a CPU context (ranks on GPUs: GPUFMM_ERROR_NOT_SUPPORTED, not
- * built yet). opt carries the global N and is the same on every rank; the
+ * all with CPU contexts or all with GPU contexts (ranks may share a GPU).
+ * opt carries the global N and is the same on every rank; the
  * parameters also satisfy G | P and 2^B >= G (so N needs a factorization
  * with 2^L >= G). Transforms then take this rank's N / G elements
  * (gpufmm_fft_plan_info's n_local).
  * Errors (on every rank): those of gpufmm_fft_plan_create (n not admitted
  * over G ranks: the message names the nearest sizes that are);
  * INVALID_ARGUMENT (an options field that differs from rank 0's, named;
- * comm MPI_COMM_NULL or an intercommunicator; MPI not initialized or
- * finalized); NOT_SUPPORTED (a GPU context; G not a power of two);
+ * CPU and GPU contexts mixed ("backend"); comm MPI_COMM_NULL or an
+ * intercommunicator; MPI not initialized or finalized); NOT_SUPPORTED (G
+ * not a power of two);
  * COMMUNICATION (an MPI call failed, named). */
 gpufmm_status_t gpufmm_fft_plan_create_mpi(gpufmm_context_t ctx, MPI_Comm comm, const gpufmm_fft_options_t* opt,
                                            gpufmm_fft_plan_t* plan);

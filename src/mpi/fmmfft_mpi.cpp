@@ -98,6 +98,7 @@ class Exchange final : public fmmfft::Distributed {
     halos_.resize(size_t(p.par.L + 1));
     const ptrdiff_t M = p.par.M, P = p.par.P;
     n_local_ = p.par.N / G;
+    if (p.ctx.on_gpu()) return;  // cuFFT on each rank around alltoall()
     fftw_mpi_once();
     collective(comm_, [&] {
       ptrdiff_t ln0 = 0, s0 = 0, ln1 = 0, s1 = 0;
@@ -183,6 +184,14 @@ class Exchange final : public fmmfft::Distributed {
     std::memmove(out, buf_, sizeof(R) * 2 * size_t(n_local_));
   }
 
+  void alltoall(const void* send, void* recv, int64_t reals) override {
+    const int n = to_int(reals, "a rank's block of the 2D FFT's transposition");
+    const MPI_Datatype real = FftwMpi<R>::real();
+    const double t0 = MPI_Wtime();
+    check(MPI_Alltoall(send, n, real, recv, n, real, comm_), "MPI_Alltoall (2D FFT)");
+    t_wait += MPI_Wtime() - t0;
+  }
+
   void agree(const std::function<void()>& f) override { collective(comm_, f); }
 
  private:
@@ -256,12 +265,14 @@ std::unique_ptr<fmmfft::PlanObject> fft_plan_create(Context* ctx, MPI_Comm user_
   check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   collective(comm, [&] {
     if (early) std::rethrow_exception(early);
-    require(!ctx->on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED,
-            "the FMM-FFT across MPI ranks runs on CPU contexts (GPU ranks are not built yet; docs/fmmfft_mpi.md)");
     require((size & (size - 1)) == 0, GPUFMM_ERROR_NOT_SUPPORTED, "the FMM-FFT across MPI ranks needs a power of "
             "two of ranks (the communicator has ", size, ")");
   });
-  agree_options(comm, option_fields(o));
+  // Every rank on the same backend: CPU ranks transform with FFTW-MPI, GPU
+  // ranks with cuFFT around MPI_Alltoall.
+  auto fields = option_fields(o);
+  fields.emplace_back("the context's backend (0 CPU, 1 GPU)", ctx && ctx->on_gpu() ? 1.0 : 0.0);
+  agree_options(comm, fields);
   const FftCluster cluster(comm);
   auto obj = std::make_unique<fmmfft::PlanObject>();
   obj->plan = fmmfft::plan_create(*ctx, o, &cluster);

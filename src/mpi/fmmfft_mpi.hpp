@@ -15,8 +15,12 @@
 //     before its level's M2L;
 //   - the base level gathered by every rank (MPI_Iallgather of 2^B C (P - 1)
 //     Q reals in all), posted after M2M, waited for before M2L-B;
-//   - the M x P 2D FFT: FFTW's MPI transform with transposed output (one
-//     all-to-all), whose output is this rank's block of X in natural order.
+//   - the M x P 2D FFT: on CPU ranks FFTW's MPI transform with transposed
+//     output (one all-to-all), whose output is this rank's block of X in
+//     natural order; on GPU ranks one MPI_Alltoall (alltoall()) between
+//     cuFFT's two passes (src/cuda/fmmfft/fmmfft.cu).
+// GPU ranks pass host memory (pinned buffers they stage through), so any
+// MPI serves.
 // Halos are nonblocking point-to-point messages (MPI_Isend / MPI_Irecv of a
 // vector datatype over the travelling rows), so they overlap the stages
 // between post and wait. Every step that can fail on one rank ends in an
@@ -36,9 +40,8 @@ namespace mpi {
 
 // Builds the plan (collective over comm). `early`, when set, is this rank's
 // error in its arguments before the call (ctx may then be null): every rank
-// fails with it. The options must be equal on every rank; ctx must be a CPU
-// context (NOT_SUPPORTED otherwise); the communicator's size must be a power
-// of two.
+// fails with it. The options and the kind of context (CPU or GPU) must be
+// equal on every rank; the communicator's size must be a power of two.
 std::unique_ptr<fmmfft::PlanObject> fft_plan_create(Context* ctx, MPI_Comm comm, const fmmfft::Options& o,
                                                     std::exception_ptr early);
 

@@ -1,5 +1,6 @@
 // The FMM-FFT across MPI ranks (issue 18; gpufmm_mpi.h), run by CTest under
-// mpirun with 1, 2, 3 and 4 ranks on the CPU (label mpi). Every check is
+// mpirun with 1, 2, 3 and 4 ranks on the CPU (label mpi; `--gpu`: each rank
+// on GPU 0, ranks sharing it, label gpu). Every check is
 // collective: a rank's failure fails the program on every rank (rank 0
 // prints the summary). With a number of ranks that is not a power of two
 // it checks that every rank gets NOT_SUPPORTED, and stops.
@@ -15,6 +16,8 @@
 //     and the base level 2^B C (P - 1) Q gathered from the G ranks' blocks.
 //  4. Errors on every rank: a NaN on one rank (every output untouched),
 //     options that differ across ranks, a size not admitted over G ranks.
+// On GPU ranks also: device arrays in place give the host calls' values,
+// and a CPU rank among GPU ranks is refused on every rank.
 #include <mpi.h>
 
 #include <cmath>
@@ -33,6 +36,14 @@ namespace {
 
 using namespace mpi_check;
 
+bool use_gpu = false;
+
+// GPU 0 on every rank with --gpu (ranks share it), else the CPU.
+gpufmm_context_t make_context(bool gpu = use_gpu) {
+  gpufmm_context_t c = nullptr;
+  gpufmm_context_create(gpu ? 0 : GPUFMM_DEVICE_CPU, &c);
+  return c;
+}
 
 gpufmm_fft_options_t options(int64_t n, int dtype, double eps) {
   gpufmm_fft_options_t o;
@@ -90,8 +101,7 @@ void check_transform(int64_t n, int dtype, double eps, int tune = 0, int P = 0, 
   const bool single = dtype == GPUFMM_COMPLEX64;
   test_name = "transform n " + std::to_string(n) + (single ? " c64" : " c128") + " eps " + std::to_string(eps) +
               (tune ? " tune" : "") + (P ? " P " + std::to_string(P) + " B " + std::to_string(B) : "");
-  gpufmm_context_t cpu = nullptr;
-  gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu);
+  gpufmm_context_t cpu = make_context();
   gpufmm_fft_options_t o = options(n, dtype, eps);
   o.tune = tune;
   o.p = P;
@@ -146,6 +156,30 @@ void check_transform(int64_t n, int dtype, double eps, int tune = 0, int P = 0, 
   for (auto& v : z) v /= double(n);
   const double round = gpufmm_test::rel_l2_err(z, x);
   expect(round <= 2 * info.eps, "inverse(forward(x)) / N differs from x by " + std::to_string(round));
+  if (use_gpu) {
+    // Device arrays, in place: the host call's values.
+    const int64_t nl = n / size;
+    const std::vector<double> yh = run_block(plan, x, -1, single);
+    gpufmm_array_t a = nullptr;
+    int64_t shape[1] = {nl};
+    expect(gpufmm_array_create(cpu, gpufmm_dtype_t(dtype), 1, shape, &a) == GPUFMM_SUCCESS, gpufmm_last_error_message());
+    const std::vector<double> xl(x.begin() + 2 * nl * rank, x.begin() + 2 * nl * (rank + 1));
+    std::vector<double> ya(xl.size());
+    if (single) {
+      std::vector<float> xf(xl.begin(), xl.end());
+      gpufmm_array_upload(a, xf.data(), nl);
+      expect(gpufmm_fft_execute(plan, a, a, -1) == GPUFMM_SUCCESS, gpufmm_last_error_message());
+      gpufmm_array_download(a, xf.data(), nl);
+      ya.assign(xf.begin(), xf.end());
+    } else {
+      gpufmm_array_upload(a, xl.data(), nl);
+      expect(gpufmm_fft_execute(plan, a, a, -1) == GPUFMM_SUCCESS, gpufmm_last_error_message());
+      gpufmm_array_download(a, ya.data(), nl);
+    }
+    gpufmm_array_destroy(a);
+    const double arr = block_error(ya, gather(yh));
+    expect(arr <= tol_same, "device arrays in place differ from the host call by " + std::to_string(arr));
+  }
   gpufmm_fft_plan_destroy(ref);
   gpufmm_fft_plan_destroy(plan);
   gpufmm_context_destroy(cpu);
@@ -154,8 +188,7 @@ void check_transform(int64_t n, int dtype, double eps, int tune = 0, int P = 0, 
 
 // 4. Errors agreed on every rank.
 void check_errors() {
-  gpufmm_context_t cpu = nullptr;
-  gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu);
+  gpufmm_context_t cpu = make_context();
   const int64_t n = int64_t(1) << 12;
 
   test_name = "a NaN on the last rank: every rank fails, no output written";
@@ -224,6 +257,20 @@ void check_errors() {
     gpufmm_fft_plan_destroy(plan);
   }
   finish_test();
+
+  if (use_gpu && size > 1) {
+    test_name = "a CPU context on rank 0 among GPU ranks";
+    gpufmm_context_t c = make_context(rank != 0);
+    gpufmm_fft_options_t o = options(n, GPUFMM_COMPLEX128, 1e-10);
+    gpufmm_fft_plan_t plan = nullptr;
+    const gpufmm_status_t st = gpufmm_fft_plan_create_mpi(c, MPI_COMM_WORLD, &o, &plan);
+    expect(st == GPUFMM_ERROR_INVALID_ARGUMENT && plan == nullptr &&
+               std::string(gpufmm_last_error_message()).find("backend") != std::string::npos,
+           std::string("mixed backends: ") + gpufmm_last_error_message());
+    gpufmm_fft_plan_destroy(plan);
+    gpufmm_context_destroy(c);
+    finish_test();
+  }
   gpufmm_context_destroy(cpu);
 }
 
@@ -232,11 +279,20 @@ void check_errors() {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   init();
-  if (rank == 0) std::printf("FMM-FFT over %d MPI rank(s), CPU backend\n", size);
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--gpu") use_gpu = true;
+  int ndev = 0;
+  gpufmm_device_count(&ndev);
+  if (use_gpu && ndev == 0) {
+    if (rank == 0) std::printf("--gpu: no GPU on this machine, nothing to test\n");
+    MPI_Finalize();
+    return 0;
+  }
+  if (rank == 0)
+    std::printf("FMM-FFT over %d MPI rank(s), %s backend\n", size, use_gpu ? "CUDA (GPU 0 on every rank)" : "CPU");
   if ((size & (size - 1)) != 0) {
     test_name = "a number of ranks that is not a power of two";
-    gpufmm_context_t cpu = nullptr;
-    gpufmm_context_create(GPUFMM_DEVICE_CPU, &cpu);
+    gpufmm_context_t cpu = make_context();
     gpufmm_fft_options_t o = options(4096, GPUFMM_COMPLEX128, 0);
     gpufmm_fft_plan_t plan = nullptr;
     const gpufmm_status_t st = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan);

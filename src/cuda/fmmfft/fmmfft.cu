@@ -19,12 +19,20 @@
 //   FFT-M, FFT-P        cuFFT on Z: along m (contiguous, in place), then
 //                       along p (stride M, contiguous batches) into the
 //                       output in natural order
+// Over several ranks (a plan with a Distributed, plan.hpp) the kernels read
+// the input and the multipoles through rings (ring.hpp) that reach into the
+// halos, which travel through pinned host buffers (the Distributed's calls
+// take host memory); k_s2t writes Z p-major (this rank's M / G rows of P),
+// FFT-P runs along p in place, the rows go to their ranks in one all-to-all
+// (packed by the copies to the host), and FFT-M runs along m into this
+// rank's N / G outputs in natural order.
 // The operator entries are operators.hpp's, as on the CPU.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include "core/cuda_backend.hpp"
@@ -33,6 +41,7 @@
 #include "cuda/common/staging.hpp"
 #include "fmmfft/operators.hpp"
 #include "fmmfft/plan.hpp"
+#include "fmmfft/ring.hpp"
 #include "plan/checks.hpp"
 
 namespace gpufmm {
@@ -66,21 +75,22 @@ void check_cufft(cufftResult r, const char* call) {
 #define GPUFMM_CUFFT_CHECK(call) check_cufft((call), #call)
 
 // M2L of one level: loc[r + R (i + Q b)] = sum_s sum_j K_s[i][j](p) mult[r +
-// R (j + Q (b + s))]. grid.x: row tiles of kMRows (4 FMMs), grid.y: box
-// chunks; block kMRows x ny threads, each kBox boxes (ny apart), its Q <= QM
-// outputs per box in registers (loops unrolled to QM, guarded by Q): one
-// shared-memory entry serves kBox boxes, and the entries of one offset s,
-// built once per block (a division each), serve ny kBox boxes.
+// R (j + Q (b + s))], over this rank's nb boxes, the sources through the
+// ring src_ring from box first + b + s. grid.x: row tiles of kMRows (4
+// FMMs), grid.y: box chunks; block kMRows x ny threads, each kBox boxes (ny
+// apart), its Q <= QM outputs per box in registers (loops unrolled to QM,
+// guarded by Q): one shared-memory entry serves kBox boxes, and the entries
+// of one offset s, built once per block (a division each), serve ny kBox
+// boxes.
 constexpr int kBox = 2;
 constexpr int kMRows = 8;
 constexpr int kMLanes = 32;
 template <class R, int QM>
-__global__ void k_m2l(int Q, int64_t Rr, int level, bool base, const double* __restrict__ cotA,
-                      const double* __restrict__ tanp, int64_t box_chunk, const R* __restrict__ mult,
+__global__ void k_m2l(int Q, int64_t Rr, int level, bool base, int64_t nb, const double* __restrict__ cotA,
+                      const double* __restrict__ tanp, int64_t box_chunk, Ring<R> src_ring, int64_t first,
                       R* __restrict__ loc) {
   extern __shared__ unsigned char smem_raw[];
   R* K = reinterpret_cast<R*>(smem_raw);  // [i][j][kMRows] of one s
-  const int64_t nb = int64_t(1) << level;
   const int ns = m2l_count(level, base);
   const int64_t r0 = int64_t(blockIdx.x) * kMRows;
   const int tr = threadIdx.x, nthreads = blockDim.x * blockDim.y, tid = tr + blockDim.x * threadIdx.y;
@@ -112,7 +122,7 @@ __global__ void k_m2l(int Q, int64_t Rr, int level, bool base, const double* __r
 #pragma unroll
       for (int u = 0; u < kBox; ++u) {
         on[u] = b[u] < b1 && m2l_applies(s, b[u], base);
-        src[u] = mult + r + Rr * Q * ((b[u] + s + nb) % nb);
+        src[u] = src_ring.at(first + b[u] + s) + r;
       }
       R next[kBox];  // the next j's multipoles, loaded one step ahead
 #pragma unroll
@@ -170,17 +180,19 @@ __global__ void k_s2t_table(int64_t N, int64_t P, int ml, double* __restrict__ t
     table[e] = s2t_entry(N, P, e / nk + 1, e % nk - (2 * ml - 1));
 }
 
-// Z = rho_p (T + S2T x - sign i r_p) (p >= 1), Z_0 = x_0, with T (the L2T
-// result) in the input's p-major layout and Z written m-major (complex (m,
-// p) at m + M p): the 2D FFT then runs over contiguous transforms of length
-// M and strided ones of length P with contiguous batches, both fast in
-// cuFFT. grid.x: row tiles of kRows, grid.y: chunks of leaves; block kRows
+// Z = rho_p (T + S2T x - sign i r_p) (p >= 1), Z_0 = x_0, over this rank's
+// nb leaves, with T (the L2T result) in the input's p-major layout, x read
+// through the ring xr, and Z written with complex (m, p) at m zm + p zp: in
+// one process m-major (zm 1, zp M: the 2D FFT then runs over contiguous
+// transforms of length M and strided ones of length P with contiguous
+// batches, both fast in cuFFT), over several ranks p-major (zm P, zp 1).
+// grid.x: row tiles of kRows, grid.y: chunks of leaves; block kRows
 // x (G nbp): G = ceil(M_L / kWin) target groups of each of nbp leaves done
 // together (their nbp + 2 leaves of input staged once).
 template <class R>
-__global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int nbp, int64_t box_chunk, int sign,
-                      const double* __restrict__ table, const double* __restrict__ red, const R* __restrict__ x,
-                      const R* __restrict__ T, R* __restrict__ Z) {
+__global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int64_t nb, int nbp, int64_t box_chunk, int sign,
+                      const double* __restrict__ table, const double* __restrict__ red, Ring<R> xr,
+                      const R* __restrict__ T, int64_t zm, int64_t zp, R* __restrict__ Z) {
   extern __shared__ unsigned char smem_raw[];
   const int nk = 4 * ml - 1;
   R* K = reinterpret_cast<R*>(smem_raw);  // [k][kRows]
@@ -189,7 +201,6 @@ __global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int nbp, int64_t 
   const int tr = threadIdx.x, tid = tr + blockDim.x * threadIdx.y, nthreads = blockDim.x * blockDim.y;
   const int64_t r = r0 + tr, p = r / 2;
   const bool row_ok = r < rows;
-  const int64_t nb = M / ml;
   for (int e = tid; e < nk * kRows; e += nthreads) {
     const int64_t row = r0 + e % kRows, pp = row / 2;
     K[e] = (row < rows && pp >= 1) ? R(table[(pp - 1) * nk + e / kRows]) : R(0);
@@ -209,9 +220,8 @@ __global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int nbp, int64_t 
     __syncthreads();
     for (int e = tid; e < span * ml * kRows; e += nthreads) {
       const int rr = e % kRows, j = e / kRows;
-      const int64_t jj = ((bg - 1) * ml + j + M) % M;
       const int64_t row = r0 + rr;
-      xs[e] = row < rows ? x[2 * P * jj + row] : R(0);
+      xs[e] = row < rows ? xr.at((bg - 1) * ml + j)[row] : R(0);
     }
     __syncthreads();
     const int64_t b = bg + bp;
@@ -241,7 +251,7 @@ __global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int nbp, int64_t 
       const int i = i0 + t;
       const bool ok = row_ok && i < ml && b < b1;
       const int64_t m = i + int64_t(ml) * b;
-      const int64_t at = 2 * P * m + r, to = 2 * (m + M * p) + (r & 1);
+      const int64_t at = 2 * P * m + r, to = 2 * (m * zm + p * zp) + (r & 1);
       const double v = ok ? double(acc[t]) + (p >= 1 ? double(T[at]) : 0.0) : 0.0;
       const double partner = __shfl_xor_sync(__activemask(), v, 1);
       if (!ok) continue;
@@ -296,8 +306,8 @@ struct CudaPlan {
   }
   void* work = nullptr;     // mult | loc | T
   int64_t nexp = 0;
-  void* staging = nullptr;  // host variant: N complex
-  void* zbuf = nullptr;     // Z of in-place transforms: N complex
+  void* staging = nullptr;  // host variant: N complex (this rank's N / G)
+  void* zbuf = nullptr;     // Z of in-place transforms: N complex (N / G)
   double *s2t = nullptr, *cotA = nullptr, *tanp = nullptr, *red = nullptr;
   std::vector<int64_t> cot_offset;  // per level l - B: offset into cotA
   void *s2m = nullptr, *m2m = nullptr;  // operators in the plan's precision
@@ -306,6 +316,14 @@ struct CudaPlan {
   cufftHandle fft_p = 0, fft_m = 0;
   bool have_p = false, have_m = false;
   cudaEvent_t ev[kStages + 1] = {};
+  // Over several ranks: the halos and base level on the device (ring.hpp's
+  // layout), and pinned host memory (reals) for what travels: the two end
+  // leaves of input, the four end boxes of each level below B, this rank's
+  // base level, the received halos and base level (ring.hpp's layout), and
+  // the transposition's send and receive buffers.
+  void* halo = nullptr;
+  void* host = nullptr;
+  int64_t h_in = 0, h_level = 0, h_base = 0, h_recv = 0, h_send = 0, h_a2a = 0, h_end = 0;
   ~CudaPlan() {
     DeviceGuardNoThrow guard(ctx->device);
     if (have_p) cufftDestroy(fft_p);
@@ -313,6 +331,7 @@ struct CudaPlan {
     for (auto& e : ev)
       if (e) cudaEventDestroy(e);
     for (void* b : blocks) backend_free(*ctx, b);
+    if (host) cudaFreeHost(host);
   }
 };
 
@@ -327,15 +346,44 @@ void upload_as(CudaPlan& g, void*& dst, const std::vector<double>& v, const char
   backend_upload(*g.ctx, dst, h.data(), sizeof(R) * h.size(), false);
 }
 
+// The pinned host buffers and device halos of a plan over several ranks.
+template <class R>
+void setup_distributed(Plan& p, CudaPlan& g, cudaStream_t st) {
+  const int64_t P = p.par.P, box = p.rows() * p.par.Q, nl = p.local_n();
+  g.h_in = 0;
+  g.h_level = g.h_in + 2 * int64_t(p.par.ml) * 2 * P;
+  g.h_base = g.h_level + 4 * box * (p.par.L - p.par.B);
+  g.h_recv = g.h_base + box * p.boxes(p.par.B);
+  g.h_send = g.h_recv + p.halo_offset.back();
+  g.h_a2a = g.h_send + 2 * nl;
+  g.h_end = g.h_a2a + 2 * nl;
+  const size_t hbytes = sizeof(R) * size_t(g.h_end);
+  const cudaError_t e = cudaMallocHost(&g.host, hbytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    g.host = nullptr;
+    fail(GPUFMM_ERROR_OUT_OF_MEMORY, "the FMM-FFT's pinned host buffers (", hbytes, " bytes): ", cudaGetErrorString(e));
+  }
+  // Zeroed: the input halo's rows of p = 0 never travel, and the S2T
+  // multiplies them by 0.
+  std::memset(g.host, 0, hbytes);
+  const size_t dbytes = sizeof(R) * size_t(p.halo_offset.back());
+  g.halo = g.alloc(dbytes, "FMM-FFT halos and base level");
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.halo, 0, dbytes, st));
+}
+
 template <class R>
 void setup_t(Plan& p) {
   auto g = std::unique_ptr<CudaPlan, CudaPlanDeleter>(new CudaPlan);
   g->ctx = &p.ctx;
   DeviceGuard guard(p.ctx);
   const cudaStream_t st = stream_of(p.ctx);
-  const int64_t N = p.par.N, P = p.par.P, M = p.par.M, Q = p.par.Q;
+  // N, M: the transform's (operator entries, POST); nl, ml_rows: this
+  // rank's numbers and rows of M (all of them in one process).
+  const int64_t N = p.par.N, P = p.par.P, M = p.par.M, Q = p.par.Q, nl = p.local_n(), rows = nl / P;
+  const int G = p.G();
   g->nexp = p.level_offset.back();
-  g->work = g->alloc(sizeof(R) * size_t(2 * g->nexp + 2 * N), "FMM-FFT workspace (expansions and the FMM output)");
+  g->work = g->alloc(sizeof(R) * size_t(2 * g->nexp + 2 * nl), "FMM-FFT workspace (expansions and the FMM output)");
   upload_as<R>(*g, g->s2m, p.s2m, "FMM-FFT operators");
   upload_as<R>(*g, g->m2m, p.m2m, "FMM-FFT operators");
   // Near-field table, M2L tables (cot per level, tan per FMM).
@@ -358,19 +406,29 @@ void setup_t(Plan& p) {
   g->red = static_cast<double*>(g->alloc(sizeof(double) * size_t(2 * (P - 1)), "FMM-FFT reduction"));
   g->flag = static_cast<int*>(g->alloc(sizeof(int) + sizeof(unsigned long long), "FMM-FFT flags"));
   g->first = reinterpret_cast<unsigned long long*>(g->alloc(sizeof(unsigned long long), "FMM-FFT flags"));
-  // cuFFT on Z (m-major, see k_s2t): along m (P contiguous transforms of
-  // length M, in place), then along p (M transforms of length P, stride M,
-  // contiguous batches) into the output in natural order X[k1 + M k2].
   const cufftType type = sizeof(R) == 4 ? CUFFT_C2C : CUFFT_Z2Z;
   size_t ws = 0;
   GPUFMM_CUFFT_CHECK(cufftCreate(&g->fft_m));
   g->have_m = true;
-  long long np[1] = {P}, nm[1] = {M};
-  GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_m, 1, nm, nm, 1, M, nm, 1, M, type, P, &ws));
-  GPUFMM_CUFFT_CHECK(cufftSetStream(g->fft_m, st));
   GPUFMM_CUFFT_CHECK(cufftCreate(&g->fft_p));
   g->have_p = true;
-  GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_p, 1, np, np, M, 1, np, M, 1, type, M, &ws));
+  long long np[1] = {P}, nm[1] = {M};
+  if (G == 1) {
+    // cuFFT on Z (m-major, see k_s2t): along m (P contiguous transforms of
+    // length M, in place), then along p (M transforms of length P, stride
+    // M, contiguous batches) into the output in natural order X[k1 + M k2].
+    GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_m, 1, nm, nm, 1, M, nm, 1, M, type, P, &ws));
+    GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_p, 1, np, np, M, 1, np, M, 1, type, M, &ws));
+  } else {
+    // Z p-major (this rank's rows m): along p in place (contiguous
+    // transforms); after the all-to-all the rank holds all M rows of its
+    // P / G columns k2 (column fastest): along m (stride P / G) into the
+    // output X[k1 + M k2] (k1 fastest).
+    GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_p, 1, np, np, 1, P, np, 1, P, type, rows, &ws));
+    GPUFMM_CUFFT_CHECK(cufftMakePlanMany64(g->fft_m, 1, nm, nm, P / G, 1, nm, 1, M, type, P / G, &ws));
+    setup_distributed<R>(p, *g, st);
+  }
+  GPUFMM_CUFFT_CHECK(cufftSetStream(g->fft_m, st));
   GPUFMM_CUFFT_CHECK(cufftSetStream(g->fft_p, st));
   for (auto& e : g->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
   // Shared memory above 48 KiB for the near field of large leaves.
@@ -380,13 +438,34 @@ void setup_t(Plan& p) {
   p.gpu = std::move(g);
 }
 
+// The index of the first NaN or Inf among the n reals of x (device), or
+// ~0 (none).
+template <class R>
+unsigned long long first_nonfinite(CudaPlan& g, cudaStream_t st, const R* x, int64_t n) {
+  const unsigned long long none = ~0ull;
+  unsigned long long first = none;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(g.first, &none, sizeof(none), cudaMemcpyHostToDevice, st));
+  k_first_nonfinite<R><<<gpufmm::cuda::grid_for(n, 256), 256, 0, st>>>(n, x, g.first);
+  check_launch("k_first_nonfinite");
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&first, g.first, sizeof(first), cudaMemcpyDeviceToHost, st));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+  return first;
+}
+
+void nonfinite_error(unsigned long long first) {
+  fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in': element ", int64_t(first / 2), " has a NaN or Inf ",
+       first % 2 ? "imaginary" : "real", " part");
+}
+
 template <class R>
 void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
   CudaPlan& g = *p.gpu;
   DeviceGuard guard(p.ctx);
   Context& ctx = p.ctx;
+  Distributed* d = p.dist.get();
   const cudaStream_t st = stream_of(ctx);
-  const int64_t N = p.par.N, P = p.par.P, M = p.par.M, Q = p.par.Q, ml = p.par.ml, Rr = p.rows();
+  const int64_t N = p.local_n(), P = p.par.P, M = p.par.M, Q = p.par.Q, ml = p.par.ml, Rr = p.rows();
+  const int B = p.par.B, L = p.par.L;
   const gpufmm_dtype_t dt = sizeof(R) == 4 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
   const R* x;
   R* y;
@@ -402,42 +481,92 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
   R* mult = static_cast<R*>(g.work);
   R* loc = mult + g.nexp;
   R* T = loc + g.nexp;
-  // Z (the FMM output, m-major) is the output itself unless that is the
-  // input (in place, or the host variant's staging): then a second buffer.
+  // Z (the FMM output) is the output itself unless that is the input (in
+  // place, or the host variant's staging): then a second buffer.
   R* Z = y;
   if (static_cast<const void*>(y) == static_cast<const void*>(x)) {
     if (!g.zbuf) g.zbuf = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT output buffer of in-place transforms");
     Z = static_cast<R*>(g.zbuf);
   }
-  auto lev = [&](R* base, int l) { return base + p.level_offset[l - p.par.B]; };
+  auto lev = [&](R* base, int l) { return base + p.level_offset[l - B]; };
+  R* halo = static_cast<R*>(g.halo);
+  R* host = static_cast<R*>(g.host);
+  const int64_t box = Rr * Q;
+  // Over several ranks: a NaN or Inf on any rank fails every rank before
+  // anything moves (in one process the sums below find it).
+  if (d) {
+    const unsigned long long first = first_nonfinite<R>(g, st, x, 2 * N);
+    d->agree([&] {
+      if (first != ~0ull) nonfinite_error(first);
+    });
+    d->t_wait = 0;
+    d->sent_input = d->sent_multipoles = d->sent_base = 0;
+  }
+  // The halos: reals [at, at + n) of device memory to host, or the received
+  // part k of the halo buffer to the device.
+  auto to_host = [&](int64_t host_at, const R* src, int64_t n) {
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(host + host_at, src, sizeof(R) * size_t(n), cudaMemcpyDeviceToHost, st));
+  };
+  auto received = [&](int k0, int k1) {  // parts k0..k1 - 1 (adjacent)
+    const int64_t a = p.halo_offset[size_t(k0)], b = p.halo_offset[size_t(k1)];
+    GPUFMM_CUDA_CHECK(
+        cudaMemcpyAsync(halo + a, host + g.h_recv + a, sizeof(R) * size_t(b - a), cudaMemcpyHostToDevice, st));
+  };
   const R one = 1, zero = 0;
   const R* s2m = static_cast<const R*>(g.s2m);
   const R* m2m = static_cast<const R*>(g.m2m);
-  auto gemm = [&](gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* B,
+  auto gemm = [&](gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* Bm,
                   int64_t ldb, const R* beta, R* C, int64_t ldc, int64_t sC, int64_t batch) {
-    cuda::gemm_strided_batched(ctx, dt, GPUFMM_OP_N, tb, m, n, k, &one, A, lda, sA, B, ldb, 0, beta, C, ldc, sC,
+    cuda::gemm_strided_batched(ctx, dt, GPUFMM_OP_N, tb, m, n, k, &one, A, lda, sA, Bm, ldb, 0, beta, C, ldc, sC,
                                batch);
   };
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.flag, 0, sizeof(int), st));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[0], st));
+  if (d) {
+    // Algorithm 1: the input's end leaves travel during S2M, M2M, M2L.
+    const int64_t leaf = ml * 2 * P;
+    to_host(g.h_in, x, leaf);
+    to_host(g.h_in + leaf, x + 2 * N - leaf, leaf);
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+    d->halo_begin(0, host + g.h_in, 2 * ml, 2 * P, 2, ml, host + g.h_recv + p.halo_offset[0],
+                  host + g.h_recv + p.halo_offset[1]);
+  }
   // S2M
-  gemm(GPUFMM_OP_T, Rr, Q, ml, x + 2, 2 * P, 2 * P * ml, s2m, Q, &zero, lev(mult, p.par.L), Rr, Rr * Q,
-       int64_t(1) << p.par.L);
+  gemm(GPUFMM_OP_T, Rr, Q, ml, x + 2, 2 * P, 2 * P * ml, s2m, Q, &zero, lev(mult, L), Rr, Rr * Q, p.boxes(L));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kS2M + 1], st));
-  for (int l = p.par.L - 1; l >= p.par.B; --l)
+  for (int l = L - 1; l >= B; --l)
     gemm(GPUFMM_OP_T, Rr, Q, 2 * Q, lev(mult, l + 1), Rr, Rr * 2 * Q, m2m, Q, &zero, lev(mult, l), Rr, Rr * Q,
-         int64_t(1) << l);
+         p.boxes(l));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2M + 1], st));
+  if (d) {
+    // The base level's all-gather and each level's end boxes, during the
+    // M2L of the levels before them.
+    for (int l = B + 1; l <= L; ++l) {
+      const int64_t at = g.h_level + 4 * box * (l - B - 1);
+      to_host(at, lev(mult, l), 2 * box);
+      to_host(at + 2 * box, lev(mult, l) + box * (p.boxes(l) - 2), 2 * box);
+    }
+    to_host(g.h_base, lev(mult, B), box * p.boxes(B));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+    d->gather_begin(host + g.h_base, box * p.boxes(B), host + g.h_recv + p.halo_offset[2 * (L - B) + 2]);
+    for (int l = B + 1; l <= L; ++l) {
+      const int k = 2 * (l - B);
+      d->halo_begin(l, host + g.h_level + 4 * box * (l - B - 1), 4, box, 0, 2,
+                    host + g.h_recv + p.halo_offset[size_t(k)], host + g.h_recv + p.halo_offset[size_t(k + 1)]);
+    }
+  }
   auto m2l = [&](int l, bool base) {
     if (m2l_count(l, base) <= 0) return;
-    const int64_t nb = int64_t(1) << l;
+    const int64_t nb = p.boxes(l);
     const int64_t lanes = std::max<int64_t>(1, std::min<int64_t>(nb / kBox, kMLanes)), chunk = lanes * kBox;
     dim3 block(kMRows, unsigned(lanes));
     dim3 grid(unsigned((Rr + kMRows - 1) / kMRows), unsigned((nb + chunk - 1) / chunk));
     const size_t smem = sizeof(R) * size_t(Q) * Q * kMRows;
+    const Ring<R> src = level_ring<R>(p, l, lev(mult, l), halo);
+    const int64_t first = base && d ? d->rank * nb : 0;
     auto launch = [&](auto kernel) {
-      kernel<<<grid, block, smem, st>>>(int(Q), Rr, l, base, g.cotA + g.cot_offset[l - p.par.B], g.tanp, chunk,
-                                        lev(mult, l), lev(loc, l));
+      kernel<<<grid, block, smem, st>>>(int(Q), Rr, l, base, nb, g.cotA + g.cot_offset[l - B], g.tanp, chunk, src,
+                                        first, lev(loc, l));
     };
     if (Q <= 8)
       launch(k_m2l<R, 8>);
@@ -451,47 +580,58 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
       launch(k_m2l<R, kMaxQ>);
     check_launch("k_m2l");
   };
-  for (int l = p.par.B + 1; l <= p.par.L; ++l) m2l(l, false);
+  for (int l = B + 1; l <= L; ++l) {
+    if (d) {
+      d->halo_end(l);
+      received(2 * (l - B), 2 * (l - B) + 2);
+    }
+    m2l(l, false);
+  }
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2L + 1], st));
-  m2l(p.par.B, true);
+  if (d) {
+    d->gather_end();
+    received(2 * (L - B) + 2, 2 * (L - B) + 3);
+  }
+  m2l(B, true);
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2LB + 1], st));
-  k_reduce<R><<<unsigned((Rr + 31) / 32), dim3(32, 8), 0, st>>>(Rr, Q << p.par.B, lev(mult, p.par.B), g.red);
+  const R* base_mult = level_ring<R>(p, B, lev(mult, B), halo).mid;  // every rank's base level
+  k_reduce<R><<<unsigned((Rr + 31) / 32), dim3(32, 8), 0, st>>>(Rr, Q << B, base_mult, g.red);
   check_launch("k_reduce");
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kReduce + 1], st));
-  // A NaN or Inf input: report it before anything reaches `out`.
-  k_nonfinite<R><<<gpufmm::cuda::grid_for(Rr + 2 * M, 256), 256, 0, st>>>(Rr, g.red, M, P, x, g.flag);
-  check_launch("k_nonfinite");
-  int bad = 0;
-  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&bad, g.flag, sizeof(int), cudaMemcpyDeviceToHost, st));
-  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
-  if (bad) {
-    const unsigned long long none = ~0ull;
-    unsigned long long first = none;
-    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(g.first, &none, sizeof(none), cudaMemcpyHostToDevice, st));
-    k_first_nonfinite<R><<<gpufmm::cuda::grid_for(2 * N, 256), 256, 0, st>>>(2 * N, x, g.first);
-    check_launch("k_first_nonfinite");
-    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&first, g.first, sizeof(first), cudaMemcpyDeviceToHost, st));
+  if (!d) {
+    // A NaN or Inf input: report it before anything reaches `out`.
+    k_nonfinite<R><<<gpufmm::cuda::grid_for(Rr + 2 * M, 256), 256, 0, st>>>(Rr, g.red, M, P, x, g.flag);
+    check_launch("k_nonfinite");
+    int bad = 0;
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&bad, g.flag, sizeof(int), cudaMemcpyDeviceToHost, st));
     GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
-    require(first != none, GPUFMM_ERROR_INVALID_ARGUMENT,
-            "argument 'in': its sums overflow the precision (values too large for the FMM-FFT)");
-    fail(GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in': element ", int64_t(first / 2), " has a NaN or Inf ",
-         first % 2 ? "imaginary" : "real", " part");
+    if (bad) {
+      const unsigned long long first = first_nonfinite<R>(g, st, x, 2 * N);
+      require(first != ~0ull, GPUFMM_ERROR_INVALID_ARGUMENT,
+              "argument 'in': its sums overflow the precision (values too large for the FMM-FFT)");
+      nonfinite_error(first);
+    }
   }
-  for (int l = p.par.B; l < p.par.L; ++l)
+  for (int l = B; l < L; ++l)
     gemm(GPUFMM_OP_N, Rr, 2 * Q, Q, lev(loc, l), Rr, Rr * Q, m2m, Q, &one, lev(loc, l + 1), Rr, Rr * 2 * Q,
-         int64_t(1) << l);
+         p.boxes(l));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kL2L + 1], st));
-  gemm(GPUFMM_OP_N, Rr, ml, Q, lev(loc, p.par.L), Rr, Rr * Q, s2m, Q, &zero, T + 2, 2 * P, 2 * P * ml,
-       int64_t(1) << p.par.L);
+  gemm(GPUFMM_OP_N, Rr, ml, Q, lev(loc, L), Rr, Rr * Q, s2m, Q, &zero, T + 2, 2 * P, 2 * P * ml, p.boxes(L));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kL2T + 1], st));
+  if (d) {
+    d->halo_end(0);
+    received(0, 2);
+  }
   {
-    const int64_t nb = M / ml;
+    const int64_t nb = p.boxes(L);
     const int G = int((ml + kWin - 1) / kWin), nbp = std::max(1, 16 / G);
     const int64_t chunk = std::max<int64_t>(nbp, std::min<int64_t>(nb, 4096 / ml) / nbp * nbp);
     dim3 block(kRows, unsigned(G * nbp));
     dim3 grid(unsigned((2 * P + kRows - 1) / kRows), unsigned((nb + chunk - 1) / chunk));
     const size_t smem = s2t_smem<R>(int(ml));
-    k_s2t<R><<<grid, block, smem, st>>>(N, P, M, int(ml), nbp, chunk, sign, g.s2t, g.red, x, T, Z);
+    const int64_t zm = d ? P : 1, zp = d ? 1 : M;
+    k_s2t<R><<<grid, block, smem, st>>>(p.par.N, P, M, int(ml), nb, nbp, chunk, sign, g.s2t, g.red,
+                                        input_ring<R>(p, x, halo), T, zm, zp, Z);
     check_launch("k_s2t");
   }
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kS2T + 1], st));
@@ -503,16 +643,38 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
       GPUFMM_CUFFT_CHECK(
           cufftExecZ2Z(h, reinterpret_cast<cufftDoubleComplex*>(a), reinterpret_cast<cufftDoubleComplex*>(b), dir));
   };
-  fft(g.fft_m, Z, Z);  // along m first (Z is m-major): ev[kFftM + 1]
-  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftM + 1], st));
-  fft(g.fft_p, Z, y);
-  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
+  if (d) {
+    // Along p on this rank's rows, then each rank's P / G columns of every
+    // row to that rank (packed by the copy: G blocks of rows x P / G), one
+    // all-to-all, and along m over the rows of every rank (in T, free after
+    // the S2T) into the output.
+    fft(g.fft_p, Z, Z);
+    GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
+    const int64_t rows = N / P, cols = P / d->G, blk = 2 * rows * cols;
+    for (int h = 0; h < d->G; ++h)
+      GPUFMM_CUDA_CHECK(cudaMemcpy2DAsync(host + g.h_send + h * blk, sizeof(R) * 2 * size_t(cols), Z + 2 * h * cols,
+                                          sizeof(R) * 2 * size_t(P), sizeof(R) * 2 * size_t(cols), size_t(rows),
+                                          cudaMemcpyDeviceToHost, st));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+    d->alltoall(host + g.h_send, host + g.h_a2a, blk);
+    GPUFMM_CUDA_CHECK(
+        cudaMemcpyAsync(T, host + g.h_a2a, sizeof(R) * 2 * size_t(N), cudaMemcpyHostToDevice, st));
+    fft(g.fft_m, T, y);
+    GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftM + 1], st));
+  } else {
+    fft(g.fft_m, Z, Z);  // along m first (Z is m-major): ev[kFftM + 1]
+    GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftM + 1], st));
+    fft(g.fft_p, Z, y);
+    GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
+  }
   if (!on_context)
     gpufmm::cuda::staged_download(ctx, out, y, sizeof(R) * 2 * size_t(N), plan::parallel_copy);
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
   for (int s = 0; s < kStages; ++s) {
-    // The stages ran in index order but for the two FFTs (FFT-M first).
-    const int from = s == kFftP ? kFftM + 1 : s == kFftM ? kS2T + 1 : s;
+    // The stages ran in index order but for the two FFTs of one process
+    // (FFT-M first).
+    int from = s;
+    if (!d) from = s == kFftP ? kFftM + 1 : s == kFftM ? kS2T + 1 : s;
     float ms = 0;
     GPUFMM_CUDA_CHECK(cudaEventElapsedTime(&ms, g.ev[from], g.ev[s + 1]));
     p.times[s] = ms * 1e-3;

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "fmmfft/operators.hpp"
 #include "fmmfft/plan.hpp"
+#include "fmmfft/ring.hpp"
 
 namespace gpufmm {
 namespace fmmfft {
@@ -71,13 +72,7 @@ struct CpuPlan {
   bool single = false;
   void* work = nullptr;       // mult | loc | T (T: the Distributed's fft_buffer over several ranks)
   int64_t nexp = 0;           // reals of mult (and of loc)
-  // Over several ranks: the halos and the gathered base level, reals
-  // [halo_offset[k], halo_offset[k + 1]) of `halo` for k = 0, 1 (the
-  // input's leaf before and after), 2 (l - B) and 2 (l - B) + 1 (the two
-  // boxes of multipoles before and after, l = B + 1..L), then the base level
-  // of every rank.
-  void* halo = nullptr;
-  std::vector<int64_t> halo_offset;
+  void* halo = nullptr;       // over several ranks: the halos and base level (ring.hpp)
   void* fft_p[2] = {};        // along p, in place on T: [0] forward, [1] inverse
   void* fft_m[2] = {};        // along m, T -> out (unaligned out allowed)
   std::vector<float> s2m_f, m2m_f;  // the operators rounded once (float plans)
@@ -101,25 +96,6 @@ void CpuPlanDeleter::operator()(CpuPlan* g) const { delete g; }
 
 namespace {
 
-// The units (points of 2P reals, boxes of R Q reals) of one level as the
-// S2T and the M2L read them: this rank's n units and h units of each
-// neighbour (a plan over several ranks: its halos), or, in one process, the
-// n units with the indices wrapping around (the FMMs are periodic).
-template <class R>
-struct Ring {
-  const R* mid;
-  int64_t n, unit;
-  const R* before = nullptr;  // null: cyclic
-  const R* after = nullptr;
-  int64_t h = 0;
-  const R* at(int64_t i) const {
-    if (before == nullptr) return mid + unit * (((i % n) + n) % n);
-    if (i < 0) return before + unit * (i + h);
-    if (i >= n) return after + unit * (i - n);
-    return mid + unit * i;
-  }
-};
-
 template <class R>
 struct Stages {
   Plan& p;
@@ -135,22 +111,10 @@ struct Stages {
   int64_t R_() const { return p.rows(); }
   R* mult_at(int l) const { return mult + p.level_offset[l - p.par.B]; }
   R* loc_at(int l) const { return loc + p.level_offset[l - p.par.B]; }
-  R* halo_part(int k) const { return halo + p.cpu->halo_offset[size_t(k)]; }
-  R* base_all() const { return halo_part(2 * (p.par.L - p.par.B) + 2); }
-
-  // The input's points (S2T) and the multipoles of level l (M2L) as rings.
-  Ring<R> input_ring() const {
-    const int64_t unit = 2 * int64_t(p.par.P);
-    if (!p.dist) return Ring<R>{x, p.par.M, unit};
-    return Ring<R>{x, p.local_n() / p.par.P, unit, halo_part(0), halo_part(1), p.par.ml};
-  }
-  Ring<R> level_ring(int l) const {
-    const int64_t unit = R_() * p.par.Q;
-    if (!p.dist) return Ring<R>{mult_at(l), p.boxes(l), unit};
-    if (l == p.par.B) return Ring<R>{base_all(), int64_t(1) << l, unit};  // every rank's, cyclic
-    const int k = 2 * (l - p.par.B);
-    return Ring<R>{mult_at(l), p.boxes(l), unit, halo_part(k), halo_part(k + 1), 2};
-  }
+  R* halo_part(int k) const { return const_cast<R*>(fmmfft::halo_part(p, halo, k)); }
+  R* base_all() const { return const_cast<R*>(fmmfft::base_all(p, halo)); }
+  Ring<R> input_ring() const { return fmmfft::input_ring(p, x, halo); }
+  Ring<R> level_ring(int l) const { return fmmfft::level_ring(p, l, mult_at(l), halo); }
 
   void gemm(gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* B,
             int64_t ldb, R beta, R* C, int64_t ldc, int64_t sC, int64_t batch) const {
@@ -351,12 +315,7 @@ void setup_t(Plan& p) {
   if (p.dist) {
     // Halos (zeroed: the input halo's rows of p = 0 never travel, and the
     // S2T multiplies them by 0) and the base level of every rank.
-    const int64_t leaf = int64_t(p.par.ml) * 2 * P, box = p.rows() * p.par.Q;
-    g->halo_offset = {0, leaf, 2 * leaf};
-    for (int l = p.par.B + 1; l <= p.par.L; ++l)
-      for (int side = 0; side < 2; ++side) g->halo_offset.push_back(g->halo_offset.back() + 2 * box);
-    g->halo_offset.push_back(g->halo_offset.back() + (box << p.par.B));
-    const size_t hbytes = sizeof(R) * size_t(g->halo_offset.back());
+    const size_t hbytes = sizeof(R) * size_t(p.halo_offset.back());
     g->halo = backend_alloc(p.ctx, hbytes, "FMM-FFT halos and base level");
     std::memset(g->halo, 0, hbytes);
     p.cpu = std::move(g);

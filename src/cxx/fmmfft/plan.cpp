@@ -56,6 +56,13 @@ void build_operators(Plan& p) {
     p.level_offset[l - p.par.B] = off;
     if (l <= p.par.L) off += p.rows() * Q * p.boxes(l);
   }
+  if (p.dist) {
+    const int64_t leaf = int64_t(ml) * 2 * p.par.P, box = p.rows() * Q;
+    p.halo_offset = {0, leaf, 2 * leaf};
+    for (int l = p.par.B + 1; l <= p.par.L; ++l)
+      for (int side = 0; side < 2; ++side) p.halo_offset.push_back(p.halo_offset.back() + 2 * box);
+    p.halo_offset.push_back(p.halo_offset.back() + (box << p.par.B));
+  }
 }
 
 void setup_backend(Plan& p) {

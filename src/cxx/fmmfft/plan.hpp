@@ -141,12 +141,17 @@ class Distributed {
   // order).
   virtual void gather_begin(const void* mine, int64_t reals, void* all) = 0;
   virtual void gather_end() = 0;
-  // The M x P 2D FFT over the ranks: fft_buffer() holds this rank's M / G
-  // rows of P (p fastest; its size is the 2D FFT's, at least N / G complex
-  // numbers) and is overwritten; out gets this rank's N / G outputs in
-  // natural order.
+  // The M x P 2D FFT over the ranks of a CPU plan: fft_buffer() holds this
+  // rank's M / G rows of P (p fastest; its size is the 2D FFT's, at least
+  // N / G complex numbers) and is overwritten; out gets this rank's N / G
+  // outputs in natural order.
   virtual void* fft_buffer() = 0;
   virtual void fft2d(void* out, int sign) = 0;
+  // A GPU plan passes host memory to every call here (it stages halos and
+  // the base level through pinned buffers) and runs its 2D FFT with cuFFT
+  // around one transposition: `reals` reals of send for each rank (rank
+  // order) into recv, `reals` from each rank (rank order).
+  virtual void alltoall(const void* send, void* recv, int64_t reals) = 0;
   // Runs f on every rank and agrees on its outcome: when it threw on any
   // rank, every rank throws the same error (the lowest rank's).
   virtual void agree(const std::function<void()>& f) = 0;
@@ -201,6 +206,7 @@ class Plan : public ContextChild {
   std::vector<double> s2m, m2m;
   std::vector<double> z;               // the Q first-kind nodes
   std::vector<int64_t> level_offset;   // reals before level l of mult / loc, l = B..L+1 (index l - B; this rank's boxes)
+  std::vector<int64_t> halo_offset;    // over several ranks: the parts of the halo buffer (ring.hpp)
 
   double times[kStages] = {};  // last execute (seconds)
   double t_total = 0, plan_seconds = 0;
