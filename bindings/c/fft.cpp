@@ -1,7 +1,10 @@
 // C thunks of the FMM-FFT (gpufmm_fft_*; src/cxx/fmmfft/plan.hpp): every
 // argument checked before anything is computed, outputs untouched on error.
+#include <algorithm>
 #include <exception>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "array/array.hpp"
 #include "core/context.hpp"
@@ -98,6 +101,19 @@ gpufmm_status_t gpufmm_fft_plan_create(gpufmm_context_t ctx, const gpufmm_fft_op
   });
 }
 
+gpufmm_status_t gpufmm_fft_plan_create_multi(const gpufmm_context_t* ctxs, int count, const gpufmm_fft_options_t* opt,
+                                             gpufmm_fft_plan_t* plan) {
+  return guard("gpufmm_fft_plan_create_multi", [&] {
+    require(ctxs != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'ctxs' is NULL");
+    require(count >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'count' = ", count, ": at least one context");
+    require_out(plan, "plan");
+    std::vector<Context*> cs;
+    for (int g = 0; g < count; ++g) cs.push_back(checked_context(ctxs[g]));
+    const fmmfft::Options o = capi::fft_options(opt);
+    *plan = capi::register_fft_plan(fmmfft::plan_create_multi(cs, o));
+  });
+}
+
 gpufmm_status_t gpufmm_fft_plan_destroy(gpufmm_fft_plan_t plan) {
   return guard("gpufmm_fft_plan_destroy", [&] {
     if (plan == nullptr) return;
@@ -107,7 +123,10 @@ gpufmm_status_t gpufmm_fft_plan_destroy(gpufmm_fft_plan_t plan) {
 
 gpufmm_status_t gpufmm_fft_execute(gpufmm_fft_plan_t plan, gpufmm_array_t in, gpufmm_array_t out, int direction) {
   return guard("gpufmm_fft_execute", [&] {
-    fmmfft::Plan& P = *checked_plan(plan)->plan;
+    fmmfft::PlanObject& obj = *checked_plan(plan);
+    require(obj.count() == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "the plan is over ", obj.count(),
+            " GPUs: gpufmm_fft_execute_multi takes an array per GPU");
+    fmmfft::Plan& P = *obj.plan;
     std::lock_guard<std::mutex> lock(P.mutex);
     const void* x = nullptr;
     void* y = nullptr;
@@ -121,17 +140,53 @@ gpufmm_status_t gpufmm_fft_execute(gpufmm_fft_plan_t plan, gpufmm_array_t in, gp
   });
 }
 
+gpufmm_status_t gpufmm_fft_execute_multi(gpufmm_fft_plan_t plan, const gpufmm_array_t* in, const gpufmm_array_t* out,
+                                         int direction) {
+  return guard("gpufmm_fft_execute_multi", [&] {
+    fmmfft::PlanObject& obj = *checked_plan(plan);
+    require(in != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'in' is NULL (an array per GPU)");
+    require(out != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'out' is NULL (an array per GPU)");
+    std::lock_guard<std::mutex> lock(obj.head().mutex);
+    const int G = obj.count();
+    std::vector<const void*> x(static_cast<size_t>(G), nullptr);
+    std::vector<void*> y(static_cast<size_t>(G), nullptr);
+    std::vector<std::exception_ptr> early(static_cast<size_t>(G));
+    for (int g = 0; g < G; ++g) {
+      fmmfft::Plan& P = obj.part(g);
+      const std::string at = G > 1 ? "[" + std::to_string(g) + "]" : "[0]";
+      early[size_t(g)] = caught([&] {
+        require(in[g] != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'in", at, "' is NULL");
+        require(out[g] != nullptr, GPUFMM_ERROR_INVALID_HANDLE, "array handle 'out", at, "' is NULL");
+        x[size_t(g)] = plan_array_data(P.ctx, P.options.dtype, in[g], P.local_n(), ("in" + at).c_str());
+        y[size_t(g)] = plan_array_data(P.ctx, P.options.dtype, out[g], P.local_n(), ("out" + at).c_str());
+      });
+    }
+    fmmfft::execute_multi(obj, x, y, direction, true, early);
+  });
+}
+
 gpufmm_status_t gpufmm_fft_execute_host(gpufmm_fft_plan_t plan, const void* in, void* out, int direction) {
   return guard("gpufmm_fft_execute_host", [&] {
-    fmmfft::Plan& P = *checked_plan(plan)->plan;
-    std::lock_guard<std::mutex> lock(P.mutex);
-    fmmfft::execute(P, in, out, direction, false);
+    fmmfft::PlanObject& obj = *checked_plan(plan);
+    std::lock_guard<std::mutex> lock(obj.head().mutex);
+    const int G = obj.count();
+    if (G == 1) return fmmfft::execute(*obj.plan, in, out, direction, false);
+    // The parts' blocks of the whole input and output.
+    const size_t block = size_t(obj.head().real_bytes()) * 2 * size_t(obj.head().local_n());
+    std::vector<const void*> x(static_cast<size_t>(G), nullptr);
+    std::vector<void*> y(static_cast<size_t>(G), nullptr);
+    for (int g = 0; g < G && in && out; ++g) {
+      x[size_t(g)] = static_cast<const char*>(in) + block * size_t(g);
+      y[size_t(g)] = static_cast<char*>(out) + block * size_t(g);
+    }
+    fmmfft::execute_multi(obj, x, y, direction, false, std::vector<std::exception_ptr>(static_cast<size_t>(G)));
   });
 }
 
 gpufmm_status_t gpufmm_fft_plan_info(gpufmm_fft_plan_t plan, gpufmm_fft_info_t* info) {
   return guard("gpufmm_fft_plan_info", [&] {
-    fmmfft::Plan& P = *checked_plan(plan)->plan;
+    fmmfft::PlanObject& obj = *checked_plan(plan);
+    fmmfft::Plan& P = obj.head();
     require_out(info, "info");
     std::lock_guard<std::mutex> lock(P.mutex);
     gpufmm_fft_info_t r{};
@@ -154,7 +209,9 @@ gpufmm_status_t gpufmm_fft_plan_info(gpufmm_fft_plan_t plan, gpufmm_fft_info_t* 
       r.model[s] = P.predicted.seconds[s];
       r.time[s] = P.times[s];
     }
+    r.parts = obj.count();
     r.t_total = P.t_total;
+    for (int g = 1; g < obj.count(); ++g) r.t_total = std::max(r.t_total, obj.part(g).t_total);
     r.plan_seconds = P.plan_seconds;
     r.ranks = P.G();
     r.rank = P.dist ? P.dist->rank : 0;

@@ -920,8 +920,11 @@ typedef struct gpufmm_fft_info_s {
   double time[GPUFMM_FFT_STAGES];   /* last execute, seconds                    */
   double t_total;         /* last execute, transfers included                   */
   double plan_seconds;
-  /* A plan over MPI ranks (gpufmm_fft_plan_create_mpi; docs/fmmfft_mpi.md);
-   * a single-process plan: ranks 1, rank 0, n_local n, the rest 0.          */
+  /* A plan over MPI ranks (gpufmm_fft_plan_create_mpi; docs/fmmfft_mpi.md)
+   * or several GPUs (gpufmm_fft_plan_create_multi: part 0's figures; NCCL
+   * sends whole points, 2 C P M_L for the input, and t_wait is 0: its
+   * messages are ordered on the stream); a single-process plan: ranks 1,
+   * rank 0, n_local n, the rest 0.                                           */
   int ranks, rank;        /* G and this rank                                    */
   int64_t n_local;        /* the elements this rank passes and gets: N / G      */
   int64_t sent_input;     /* reals this rank sent in the last transform: the
@@ -930,6 +933,9 @@ typedef struct gpufmm_fft_info_s {
   int64_t sent_base;      /* its block of the base level, 2^B C (P - 1) Q / G
                              (to each other rank, MPI_Iallgather)              */
   double t_wait;          /* seconds the last transform waited for messages     */
+  int parts;              /* GPUs of this process the plan spans: G of
+                             gpufmm_fft_plan_create_multi, else 1 (the
+                             host transform then takes n_local parts elements) */
 } gpufmm_fft_info_t;
 
 /* Fills *opt with the defaults (n = 0: set it). Errors: INVALID_ARGUMENT. */
@@ -945,18 +951,44 @@ gpufmm_status_t gpufmm_fft_plan_create(gpufmm_context_t ctx, const gpufmm_fft_op
                                        gpufmm_fft_plan_t* plan);
 gpufmm_status_t gpufmm_fft_plan_destroy(gpufmm_fft_plan_t plan);
 
+/* Builds a plan over the GPUs of `count` contexts of this process (a power
+ * of two, each on a different GPU; docs/fmmfft_mpi.md): part g works on the
+ * elements [g N / G, (g + 1) N / G) (natural order) on ctxs[g], and the parts
+ * exchange halos, the base level and the 2D FFT's transposition through
+ * NCCL (libnccl.so.2, loaded at run time), one host thread per GPU. Then
+ * gpufmm_fft_execute_host takes all N elements (the plan splits them) and
+ * gpufmm_fft_execute_multi one array per part; gpufmm_fft_plan_info
+ * reports part 0 (ranks: G). count 1: a plain plan on ctxs[0].
+ * Errors: those of gpufmm_fft_plan_create (n not admitted over G parts:
+ * the message names the nearest sizes); INVALID_HANDLE (a context);
+ * INVALID_ARGUMENT (ctxs or plan NULL, count < 1; a CPU context, or two
+ * contexts on one GPU, when count > 1); NOT_SUPPORTED (count not a power of
+ * two; a build without CUDA or nccl.h; libnccl.so.2 not found); an error of
+ * one part is returned named "GPU part g: ...". */
+gpufmm_status_t gpufmm_fft_plan_create_multi(const gpufmm_context_t* ctxs, int count, const gpufmm_fft_options_t* opt,
+                                             gpufmm_fft_plan_t* plan);
+
 /* out = DFT(in) on arrays of the plan's context: dtype the plan's, N
  * elements each (any rank; a plan over MPI ranks: this rank's N / G, in
- * natural order, collective); in == out is allowed. direction
+ * natural order, collective; a plan over several GPUs takes
+ * gpufmm_fft_execute_multi); in == out is allowed. direction
  * GPUFMM_FFT_FORWARD or GPUFMM_FFT_INVERSE.
  * Errors: INVALID_HANDLE; TYPE_MISMATCH; SIZE_MISMATCH; INVALID_ARGUMENT
  * (direction; an array of another context; a NaN or Inf input, named with
  * its index: out is then untouched); OUT_OF_MEMORY; DEVICE. */
 gpufmm_status_t gpufmm_fft_execute(gpufmm_fft_plan_t plan, gpufmm_array_t in, gpufmm_array_t out, int direction);
 
+/* The same on a plan's parts (gpufmm_fft_plan_create_multi): in[g], out[g]
+ * arrays of part g's context, N / G elements each (part g's block of the
+ * input and output, natural order); on a plan of one part, one array each.
+ * Errors: as gpufmm_fft_execute, any part's named "GPU part g: ...";
+ * INVALID_ARGUMENT (in or out NULL). */
+gpufmm_status_t gpufmm_fft_execute_multi(gpufmm_fft_plan_t plan, const gpufmm_array_t* in, const gpufmm_array_t* out,
+                                         int direction);
+
 /* The same with host arrays of N interleaved complex numbers of the plan's
- * dtype (double[2N] or float[2N]; a plan over MPI ranks: N / G); in == out
- * is allowed. */
+ * dtype (double[2N] or float[2N]; a plan over MPI ranks: N / G; a plan over
+ * several GPUs: all N); in == out is allowed. */
 gpufmm_status_t gpufmm_fft_execute_host(gpufmm_fft_plan_t plan, const void* in, void* out, int direction);
 
 /* Parameters, the model and the stage times of the last execute. */

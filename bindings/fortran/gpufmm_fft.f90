@@ -92,11 +92,15 @@ module gpufmm_fft
      integer(c_int64_t) :: sent_multipoles = 0      !< the multipoles' halos
      integer(c_int64_t) :: sent_base = 0            !< this rank's block of the base level
      real(c_double) :: t_wait = 0                   !< seconds the last transform waited for messages
+     !> GPUs of this process the plan spans: G of gpufmm_fft_plan_create_multi,
+     !> else 1 (execute_host then takes n_local * parts elements).
+     integer(c_int) :: parts = 0
   end type gpufmm_fft_info
 
   public :: gpufmm_fft_options_init, gpufmm_fft_plan_create, gpufmm_fft_plan_destroy
   public :: gpufmm_fft_execute, gpufmm_fft_execute_host, gpufmm_fft_plan_info, gpufmm_fft_stage_name
   public :: gpufmm_fft_plan_associated, gpufmm_fft_plan_c_ptr
+  public :: gpufmm_fft_plan_create_multi, gpufmm_fft_execute_multi
 
   ! ------------------------------------------------------------------ generic interfaces
 
@@ -138,6 +142,21 @@ module gpufmm_fft
        type(c_ptr), intent(out) :: plan
        integer(c_int) :: s
      end function c_plan_create
+     function c_plan_create_multi(ctxs, count, opt, plan) bind(c, name='gpufmm_fft_plan_create_multi') result(s)
+       import :: c_int, c_ptr, gpufmm_fft_options
+       type(c_ptr), intent(in) :: ctxs(*)
+       integer(c_int), value :: count
+       type(gpufmm_fft_options), intent(in) :: opt
+       type(c_ptr), intent(out) :: plan
+       integer(c_int) :: s
+     end function c_plan_create_multi
+     function c_execute_multi(plan, in, out, direction) bind(c, name='gpufmm_fft_execute_multi') result(s)
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), intent(in) :: in(*), out(*)
+       integer(c_int), value :: direction
+       integer(c_int) :: s
+     end function c_execute_multi
      function c_plan_destroy(plan) bind(c, name='gpufmm_fft_plan_destroy') result(s)
        import :: c_int, c_ptr
        type(c_ptr), value :: plan
@@ -241,6 +260,69 @@ contains
   end subroutine plan_create_i4
 
   !> Frees the plan and nulls the handle (a null handle is a no-op).
+  !> Builds a plan over the GPUs of the contexts ctxs (a power of two of
+  !> them, each on a different GPU): part g works on elements
+  !> [g N/G, (g+1) N/G) on ctxs(g+1), the parts exchanging their data
+  !> through NCCL (loaded at run time), one thread per GPU. Then
+  !> gpufmm_fft_execute_host takes all N elements and
+  !> gpufmm_fft_execute_multi an array per GPU. One context: a plain plan.
+  !> Errors: those of gpufmm_fft_plan_create; INVALID_ARGUMENT (no
+  !> context; a CPU context or two contexts on one GPU, among several);
+  !> NOT_SUPPORTED (not a power of two; a build without CUDA or NCCL's
+  !> header; libnccl.so.2 not found); a part's error as "GPU part g: ...".
+  subroutine gpufmm_fft_plan_create_multi(ctxs, opts, plan, status)
+    type(gpufmm_context), intent(in) :: ctxs(:)
+    type(gpufmm_fft_options), intent(in) :: opts
+    type(gpufmm_fft_plan), intent(inout) :: plan
+    integer, optional, intent(out) :: status
+    type(c_ptr) :: cs(max(1, size(ctxs)))
+    type(c_ptr) :: p
+    integer(c_int) :: s
+    integer :: i
+    cs = c_null_ptr
+    do i = 1, size(ctxs)
+       cs(i) = gpufmm_context_c_ptr(ctxs(i))
+    end do
+    p = c_null_ptr
+    s = c_plan_create_multi(cs, int(size(ctxs), c_int), opts, p)
+    if (s == GPUFMM_SUCCESS) call gpufmm_handle_set(plan, p)
+    call gpufmm_check_status(s, status, 'gpufmm_fft_plan_create_multi')
+  end subroutine gpufmm_fft_plan_create_multi
+
+  !> out(g) = part g's block of DFT(in) on a plan over several GPUs: in(g)
+  !> and out(g) arrays of the g-th context, N / G elements each (they may
+  !> be the same arrays); one array each for a plain plan. Errors: as
+  !> gpufmm_fft_execute, a part's named "GPU part g: ..."; SIZE_MISMATCH
+  !> (not one array per GPU).
+  subroutine gpufmm_fft_execute_multi(plan, in, out, direction, status)
+    type(gpufmm_fft_plan), intent(in) :: plan
+    type(gpufmm_array), intent(in) :: in(:), out(:)
+    integer, intent(in) :: direction
+    integer, optional, intent(out) :: status
+    character(len=*), parameter :: where = 'gpufmm_fft_execute_multi'
+    type(gpufmm_fft_info) :: ci
+    type(c_ptr) :: pin(max(1, size(in))), pout(max(1, size(out)))
+    character(len=:), allocatable :: msg
+    integer(c_int) :: s
+    integer :: i
+    s = c_plan_info(gpufmm_c_ptr(plan), ci)
+    if (s /= GPUFMM_SUCCESS) then
+       call gpufmm_check_status(s, status, where)
+       return
+    end if
+    msg = gpufmm_size_error('in', size(in, kind=int64), int(ci%parts, int64), 'one array per GPU')
+    if (len(msg) == 0) msg = gpufmm_size_error('out', size(out, kind=int64), int(ci%parts, int64), 'one array per GPU')
+    if (len(msg) > 0) then
+       call gpufmm_check_status(GPUFMM_ERROR_SIZE_MISMATCH, status, where, msg)
+       return
+    end if
+    do i = 1, size(in)
+       pin(i) = gpufmm_c_ptr(in(i))
+       pout(i) = gpufmm_c_ptr(out(i))
+    end do
+    call gpufmm_check_status(c_execute_multi(gpufmm_c_ptr(plan), pin, pout, int(direction, c_int)), status, where)
+  end subroutine gpufmm_fft_execute_multi
+
   subroutine gpufmm_fft_plan_destroy(plan, status)
     type(gpufmm_fft_plan), intent(inout) :: plan
     integer, optional, intent(out) :: status
@@ -313,13 +395,13 @@ contains
        msg = 'argument ''' // in_name // ''' is ' // ftype // ' but the plan is ' // gpufmm_dtype_name(int(ci%dtype))
     else
        s = GPUFMM_ERROR_SIZE_MISMATCH  ! N elements (N / G on a plan over MPI ranks)
-       msg = gpufmm_size_error(in_name, nin, ci%n_local, 'the plan''s N')
-       if (len(msg) == 0) msg = gpufmm_size_error(out_name, nout, ci%n_local, 'the plan''s N')
+       msg = gpufmm_size_error(in_name, nin, ci%n_local * ci%parts, 'the plan''s N')
+       if (len(msg) == 0) msg = gpufmm_size_error(out_name, nout, ci%n_local * ci%parts, 'the plan''s N')
     end if
     if (len(msg) > 0) then
        ! Over MPI ranks the call is collective: this rank still takes part,
        ! with no input (so every rank fails), then reports its own error.
-       if (ci%ranks > 1) ignored = c_execute_host(gpufmm_c_ptr(plan), c_null_ptr, pout, int(direction, c_int))
+       if (ci%ranks > 1 .and. ci%parts == 1) ignored = c_execute_host(gpufmm_c_ptr(plan), c_null_ptr, pout, int(direction, c_int))
        call gpufmm_check_status(s, status, where, msg)
        return
     end if

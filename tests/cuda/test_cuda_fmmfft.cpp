@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/fft_check.hpp"
@@ -132,4 +133,94 @@ TEST_F(FmmFft, DeviceArraysInPlaceAndNonFinite) {
   gpufmm_array_destroy(a);
   gpufmm_array_destroy(b);
   gpufmm_fft_plan_destroy(h);
+}
+
+// A plan over several GPUs of this process (NCCL): two contexts on one GPU
+// are refused (this runs on one GPU too).
+TEST_F(FmmFft, MultiGpuRefusesOneGpuTwice) {
+  gpufmm_context_t c[2] = {gpu, gpu};
+  gpufmm_fft_options_t o;
+  gpufmm_fft_options_init(&o);
+  o.n = 1 << 12;
+  gpufmm_fft_plan_t h = nullptr;
+  EXPECT_EQ(gpufmm_fft_plan_create_multi(c, 2, &o, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gpufmm_last_error_message()).find("same GPU"), std::string::npos)
+      << gpufmm_last_error_message();
+}
+
+// Over G = 2 or 4 GPUs (skipped with fewer): equal to the one-GPU plan with
+// the same parameters to rounding and within eps of FFTW, host and device
+// arrays, and a NaN on one part failing every part with the output
+// untouched and the plan usable afterwards.
+TEST_F(FmmFft, MultiGpuEqualsOneGpu) {
+  int ndev = 0;
+  gpufmm_device_count(&ndev);
+  if (ndev < 2) GTEST_SKIP() << "one GPU";
+  const int G = ndev >= 4 ? 4 : 2;
+  std::vector<gpufmm_context_t> c(G, nullptr);
+  for (int g = 0; g < G; ++g) ASSERT_EQ(gpufmm_context_create(g, &c[size_t(g)]), GPUFMM_SUCCESS);
+  for (int dtype : {GPUFMM_COMPLEX128, GPUFMM_COMPLEX64})
+    for (int64_t n : {int64_t(1) << 16, int64_t(1) << 20, int64_t(3) << 16}) {
+      const bool single = dtype == GPUFMM_COMPLEX64;
+      gpufmm_fft_options_t o;
+      gpufmm_fft_options_init(&o);
+      o.n = n, o.dtype = dtype, o.eps = single ? 0 : 1e-11;
+      gpufmm_fft_plan_t h = nullptr;
+      ASSERT_EQ(gpufmm_fft_plan_create_multi(c.data(), G, &o, &h), GPUFMM_SUCCESS) << gpufmm_last_error_message();
+      gpufmm_fft_info_t info;
+      ASSERT_EQ(gpufmm_fft_plan_info(h, &info), GPUFMM_SUCCESS);
+      EXPECT_EQ(info.ranks, G);
+      EXPECT_EQ(info.n_local, n / G);
+      gpufmm_fft_plan_t ref = plan(c[0], n, dtype, o.eps, info.p, info.ml, info.base, info.q);
+      const auto x = random_signal(n, seed(), single);
+      for (int sign : {-1, 1}) {
+        const auto y = fmmfft_host(h, x, sign, single);
+        const double same = rel_l2_err(y, fmmfft_host(ref, x, sign, single));
+        const double err = rel_l2_err(y, fftw_reference(x, sign));
+        std::printf("G %d n %lld %s %+d P %d M_L %d L %d B %d Q %d: vs one GPU %.1e, vs FFTW %.2e\n", G,
+                    (long long)n, single ? "c64" : "c128", sign, info.p, info.ml, info.levels, info.base, info.q,
+                    same, err);
+        EXPECT_LE(same, single ? 2e-6 : 2e-14);
+        EXPECT_LE(err, info.eps);
+      }
+      // Device arrays, one per GPU, in place.
+      const int64_t nl = n / G;
+      const size_t es = single ? 4 : 8;
+      std::vector<gpufmm_array_t> a(G, nullptr);
+      std::vector<char> xb(es * 2 * size_t(n)), yb(xb.size());
+      for (int64_t i = 0; i < 2 * n; ++i) {
+        if (single)
+          reinterpret_cast<float*>(xb.data())[i] = float(x[size_t(i)]);
+        else
+          reinterpret_cast<double*>(xb.data())[i] = x[size_t(i)];
+      }
+      for (int g = 0; g < G; ++g) {
+        int64_t dims[1] = {nl};
+        ASSERT_EQ(gpufmm_array_create(c[size_t(g)], gpufmm_dtype_t(dtype), 1, dims, &a[size_t(g)]), GPUFMM_SUCCESS);
+        ASSERT_EQ(gpufmm_array_upload(a[size_t(g)], xb.data() + es * 2 * size_t(nl * g), nl), GPUFMM_SUCCESS);
+      }
+      ASSERT_EQ(gpufmm_fft_execute_multi(h, a.data(), a.data(), -1), GPUFMM_SUCCESS) << gpufmm_last_error_message();
+      for (int g = 0; g < G; ++g)
+        ASSERT_EQ(gpufmm_array_download(a[size_t(g)], yb.data() + es * 2 * size_t(nl * g), nl), GPUFMM_SUCCESS);
+      std::vector<double> ya(2 * size_t(n));
+      for (int64_t i = 0; i < 2 * n; ++i)
+        ya[size_t(i)] = single ? reinterpret_cast<float*>(yb.data())[i] : reinterpret_cast<double*>(yb.data())[i];
+      EXPECT_LE(rel_l2_err(ya, fmmfft_host(h, x, -1, single)), single ? 2e-6 : 2e-14) << "device arrays";
+      EXPECT_EQ(gpufmm_fft_execute(h, a[0], a[0], -1), GPUFMM_ERROR_INVALID_ARGUMENT);
+      for (auto& ai : a) gpufmm_array_destroy(ai);
+      // A NaN in part 1's block.
+      if (!single) {
+        std::vector<double> xn(x), yn(x.size(), -7.0);
+        xn[2 * size_t(nl) + 3] = std::nan("");
+        EXPECT_EQ(gpufmm_fft_execute_host(h, xn.data(), yn.data(), -1), GPUFMM_ERROR_INVALID_ARGUMENT);
+        const std::string m = gpufmm_last_error_message();
+        EXPECT_NE(m.find("GPU part 1"), std::string::npos) << m;
+        EXPECT_NE(m.find("element 1"), std::string::npos) << m;
+        for (double v : yn) ASSERT_EQ(v, -7.0) << "output untouched";
+        EXPECT_EQ(gpufmm_fft_execute_host(h, x.data(), yn.data(), -1), GPUFMM_SUCCESS) << gpufmm_last_error_message();
+      }
+      gpufmm_fft_plan_destroy(ref);
+      gpufmm_fft_plan_destroy(h);
+    }
+  for (auto ci : c) gpufmm_context_destroy(ci);
 }

@@ -280,3 +280,57 @@ TEST(FmmFftApi, BadInput) {
   EXPECT_EQ(gpufmm_fft_plan_info(h, &info), GPUFMM_ERROR_INVALID_HANDLE);
   EXPECT_EQ(gpufmm_context_destroy(ctx), GPUFMM_SUCCESS);
 }
+
+// gpufmm_fft_plan_create_multi's checks, and one context: a plain plan
+// that execute_multi and execute_host run like gpufmm_fft_execute.
+TEST(FmmFftApi, MultiChecksAndOnePart) {
+  gpufmm_context_t c[3] = {};
+  for (auto& ci : c) ASSERT_EQ(gpufmm_context_create(GPUFMM_DEVICE_CPU, &ci), GPUFMM_SUCCESS);
+  gpufmm_fft_options_t o;
+  ASSERT_EQ(gpufmm_fft_options_init(&o), GPUFMM_SUCCESS);
+  o.n = 1 << 12;
+  o.eps = 1e-10;
+  auto msg = [] { return std::string(gpufmm_last_error_message()); };
+  gpufmm_fft_plan_t h = nullptr;
+  EXPECT_EQ(gpufmm_fft_plan_create_multi(nullptr, 2, &o, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpufmm_fft_plan_create_multi(c, 0, &o, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpufmm_fft_plan_create_multi(c, 1, &o, nullptr), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpufmm_fft_plan_create_multi(c, 3, &o, &h), GPUFMM_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(msg().find("power of two"), std::string::npos) << msg();
+  EXPECT_EQ(gpufmm_fft_plan_create_multi(c, 2, &o, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(msg().find("'ctxs'[0] is a CPU context"), std::string::npos) << msg();
+  gpufmm_context_t bad[2] = {c[0], reinterpret_cast<gpufmm_context_t>(uintptr_t(12345))};
+  EXPECT_EQ(gpufmm_fft_plan_create_multi(bad, 2, &o, &h), GPUFMM_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(h, nullptr);
+
+  ASSERT_EQ(gpufmm_fft_plan_create_multi(c, 1, &o, &h), GPUFMM_SUCCESS) << msg();
+  gpufmm_fft_plan_t ref = nullptr;
+  ASSERT_EQ(gpufmm_fft_plan_create(c[0], &o, &ref), GPUFMM_SUCCESS);
+  const int64_t n = o.n;
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> x(2 * n), y(2 * n), z(2 * n);
+  for (auto& v : x) v = u(rng);
+  ASSERT_EQ(gpufmm_fft_execute_host(ref, x.data(), z.data(), -1), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_fft_execute_host(h, x.data(), y.data(), -1), GPUFMM_SUCCESS) << msg();
+  EXPECT_EQ(y, z);
+  gpufmm_array_t a = nullptr;
+  int64_t dims[1] = {n};
+  ASSERT_EQ(gpufmm_array_create(c[0], GPUFMM_COMPLEX128, 1, dims, &a), GPUFMM_SUCCESS);
+  ASSERT_EQ(gpufmm_array_upload(a, x.data(), n), GPUFMM_SUCCESS);
+  EXPECT_EQ(gpufmm_fft_execute_multi(h, &a, nullptr, -1), GPUFMM_ERROR_INVALID_ARGUMENT);
+  gpufmm_array_t none = nullptr;
+  EXPECT_EQ(gpufmm_fft_execute_multi(h, &a, &none, -1), GPUFMM_ERROR_INVALID_HANDLE);
+  EXPECT_NE(msg().find("'out[0]'"), std::string::npos) << msg();
+  ASSERT_EQ(gpufmm_fft_execute_multi(h, &a, &a, -1), GPUFMM_SUCCESS) << msg();
+  ASSERT_EQ(gpufmm_array_download(a, y.data(), n), GPUFMM_SUCCESS);
+  EXPECT_EQ(y, z);
+  gpufmm_fft_info_t info;
+  ASSERT_EQ(gpufmm_fft_plan_info(h, &info), GPUFMM_SUCCESS);
+  EXPECT_EQ(info.ranks, 1);
+  EXPECT_EQ(info.n_local, n);
+  gpufmm_array_destroy(a);
+  EXPECT_EQ(gpufmm_fft_plan_destroy(h), GPUFMM_SUCCESS);
+  EXPECT_EQ(gpufmm_fft_plan_destroy(ref), GPUFMM_SUCCESS);
+  for (auto& ci : c) EXPECT_EQ(gpufmm_context_destroy(ci), GPUFMM_SUCCESS);
+}

@@ -29,7 +29,7 @@ program test_fortran_fft
   type(gpufmm_context) :: ctx
   type(gpufmm_device_info) :: dev
   type(gpufmm_fft_options) :: opts, defaults
-  type(gpufmm_fft_plan) :: plan, stale
+  type(gpufmm_fft_plan) :: plan, stale, pm
   type(gpufmm_fft_info) :: info
   type(gpufmm_array) :: da, db
   complex(c_double_complex), allocatable :: x(:), y(:), z(:), ref(:)
@@ -171,6 +171,32 @@ program test_fortran_fft
   call expect(st, GPUFMM_ERROR_INVALID_HANDLE, 'plan', 'execute_host on a destroyed plan')
   info = gpufmm_fft_plan_info(stale, status=st)
   call expect(st, GPUFMM_ERROR_INVALID_HANDLE, 'plan', 'plan_info on a destroyed plan')
+
+  ! ------------------------------------------------------------------ plans over several GPUs
+  write (output_unit, '(a)') 'gpufmm_fft_plan_create_multi:'
+  call gpufmm_fft_options_init(opts)
+  opts%n = n_small
+  call gpufmm_fft_plan_create_multi([ctx, ctx], opts, pm, status=st)
+  call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, 'ctxs', 'create_multi: one context twice (CPU, or one GPU)')
+  call check(.not. gpufmm_fft_plan_associated(pm), 'a failed create_multi leaves the handle null')
+  call gpufmm_fft_plan_create_multi([ctx], opts, plan)
+  info = gpufmm_fft_plan_info(plan)
+  call check(info%parts == 1 .and. info%n_local == n_small, 'one context: one part of N elements')
+  x = random_input(n_small, GPUFMM_COMPLEX128)
+  call gpufmm_fft_plan_create(ctx, opts, stale)
+  ref = transform(stale, x, GPUFMM_FFT_FORWARD, .false.)
+  call gpufmm_fft_plan_destroy(stale)
+  y = transform(plan, x, GPUFMM_FFT_FORWARD, .false.)
+  call check(all(y == ref), 'create_multi with one context: the plain plan''s values')
+  call gpufmm_array_create_like(ctx, x, da)
+  call gpufmm_array_upload(da, x)
+  call gpufmm_fft_execute_multi(plan, [da], [da], GPUFMM_FFT_FORWARD)
+  call gpufmm_array_download(da, y)
+  call check(maxval(abs(y - ref)) <= 1e-12_dp * maxval(abs(ref)), 'execute_multi on one array in place')
+  call gpufmm_fft_execute_multi(plan, [da, da], [da, da], GPUFMM_FFT_FORWARD, status=st)
+  call expect(st, GPUFMM_ERROR_SIZE_MISMATCH, 'one array per GPU', 'execute_multi with two arrays on one part')
+  call gpufmm_array_destroy(da)
+  call gpufmm_fft_plan_destroy(plan)
 
   call gpufmm_context_destroy(ctx)
   deallocate (x, y, z, ref, xs, ys)

@@ -322,7 +322,8 @@ struct CudaPlan {
   // base level, the received halos and base level (ring.hpp's layout), and
   // the transposition's send and receive buffers.
   void* halo = nullptr;
-  void* host = nullptr;
+  void* host = nullptr;  // MPI (the Distributed takes host memory)
+  void* send = nullptr;  // NCCL: the transposition's packed send buffer (N / G complex)
   int64_t h_in = 0, h_level = 0, h_base = 0, h_recv = 0, h_send = 0, h_a2a = 0, h_end = 0;
   ~CudaPlan() {
     DeviceGuardNoThrow guard(ctx->device);
@@ -346,10 +347,18 @@ void upload_as(CudaPlan& g, void*& dst, const std::vector<double>& v, const char
   backend_upload(*g.ctx, dst, h.data(), sizeof(R) * h.size(), false);
 }
 
-// The pinned host buffers and device halos of a plan over several ranks.
+// The device halos of a plan over several ranks, and its pinned host
+// buffers (MPI) or the transposition's device send buffer (NCCL).
 template <class R>
 void setup_distributed(Plan& p, CudaPlan& g, cudaStream_t st) {
   const int64_t P = p.par.P, box = p.rows() * p.par.Q, nl = p.local_n();
+  const size_t dbytes = sizeof(R) * size_t(p.halo_offset.back());
+  g.halo = g.alloc(dbytes, "FMM-FFT halos and base level");
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.halo, 0, dbytes, st));
+  if (p.dist->device_memory()) {
+    g.send = g.alloc(sizeof(R) * 2 * size_t(nl), "FMM-FFT transposition buffer");
+    return;
+  }
   g.h_in = 0;
   g.h_level = g.h_in + 2 * int64_t(p.par.ml) * 2 * P;
   g.h_base = g.h_level + 4 * box * (p.par.L - p.par.B);
@@ -367,9 +376,6 @@ void setup_distributed(Plan& p, CudaPlan& g, cudaStream_t st) {
   // Zeroed: the input halo's rows of p = 0 never travel, and the S2T
   // multiplies them by 0.
   std::memset(g.host, 0, hbytes);
-  const size_t dbytes = sizeof(R) * size_t(p.halo_offset.back());
-  g.halo = g.alloc(dbytes, "FMM-FFT halos and base level");
-  GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.halo, 0, dbytes, st));
 }
 
 template <class R>
@@ -467,47 +473,56 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
   const int64_t N = p.local_n(), P = p.par.P, M = p.par.M, Q = p.par.Q, ml = p.par.ml, Rr = p.rows();
   const int B = p.par.B, L = p.par.L;
   const gpufmm_dtype_t dt = sizeof(R) == 4 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
-  const R* x;
-  R* y;
-  if (on_context) {
-    x = static_cast<const R*>(in);
-    y = static_cast<R*>(out);
+  const R* x = nullptr;
+  R *y = nullptr, *Z = nullptr;
+  // The input on the device (the host variant's staging), and Z (the FMM
+  // output): the output itself unless that is the input (in place, or the
+  // staging), then a second buffer. Over several ranks this and the check
+  // of the input (a NaN or Inf on any rank fails every rank before anything
+  // moves; in one process the sums below find it) are agreed on.
+  auto prepare = [&] {
+    if (on_context) {
+      x = static_cast<const R*>(in);
+      y = static_cast<R*>(out);
+    } else {
+      if (!g.staging) g.staging = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT staging of the host input");
+      gpufmm::cuda::staged_upload(ctx, g.staging, in, sizeof(R) * 2 * size_t(N), plan::parallel_copy);
+      x = static_cast<const R*>(g.staging);
+      y = static_cast<R*>(g.staging);
+    }
+    Z = y;
+    if (static_cast<const void*>(y) == static_cast<const void*>(x)) {
+      if (!g.zbuf) g.zbuf = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT output buffer of in-place transforms");
+      Z = static_cast<R*>(g.zbuf);
+    }
+    if (d) {
+      const unsigned long long first = first_nonfinite<R>(g, st, x, 2 * N);
+      if (first != ~0ull) nonfinite_error(first);
+    }
+  };
+  if (d) {
+    d->agree(prepare);
+    d->t_wait = 0;
+    d->sent_input = d->sent_multipoles = d->sent_base = 0;
   } else {
-    if (!g.staging) g.staging = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT staging of the host input");
-    gpufmm::cuda::staged_upload(ctx, g.staging, in, sizeof(R) * 2 * size_t(N), plan::parallel_copy);
-    x = static_cast<const R*>(g.staging);
-    y = static_cast<R*>(g.staging);
+    prepare();
   }
+  // MPI: messages staged through pinned host memory; NCCL: device memory.
+  const bool staged = d && !d->device_memory();
   R* mult = static_cast<R*>(g.work);
   R* loc = mult + g.nexp;
   R* T = loc + g.nexp;
-  // Z (the FMM output) is the output itself unless that is the input (in
-  // place, or the host variant's staging): then a second buffer.
-  R* Z = y;
-  if (static_cast<const void*>(y) == static_cast<const void*>(x)) {
-    if (!g.zbuf) g.zbuf = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT output buffer of in-place transforms");
-    Z = static_cast<R*>(g.zbuf);
-  }
   auto lev = [&](R* base, int l) { return base + p.level_offset[l - B]; };
   R* halo = static_cast<R*>(g.halo);
   R* host = static_cast<R*>(g.host);
   const int64_t box = Rr * Q;
-  // Over several ranks: a NaN or Inf on any rank fails every rank before
-  // anything moves (in one process the sums below find it).
-  if (d) {
-    const unsigned long long first = first_nonfinite<R>(g, st, x, 2 * N);
-    d->agree([&] {
-      if (first != ~0ull) nonfinite_error(first);
-    });
-    d->t_wait = 0;
-    d->sent_input = d->sent_multipoles = d->sent_base = 0;
-  }
   // The halos: reals [at, at + n) of device memory to host, or the received
   // part k of the halo buffer to the device.
   auto to_host = [&](int64_t host_at, const R* src, int64_t n) {
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(host + host_at, src, sizeof(R) * size_t(n), cudaMemcpyDeviceToHost, st));
   };
   auto received = [&](int k0, int k1) {  // parts k0..k1 - 1 (adjacent)
+    if (!staged) return;
     const int64_t a = p.halo_offset[size_t(k0)], b = p.halo_offset[size_t(k1)];
     GPUFMM_CUDA_CHECK(
         cudaMemcpyAsync(halo + a, host + g.h_recv + a, sizeof(R) * size_t(b - a), cudaMemcpyHostToDevice, st));
@@ -522,7 +537,10 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
   };
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.flag, 0, sizeof(int), st));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[0], st));
-  if (d) {
+  if (d && !staged) {
+    // Algorithm 1 on the context's stream: the input's end leaves, ...
+    d->halo_begin(0, x, N / P, 2 * P, 2, ml, halo + p.halo_offset[0], halo + p.halo_offset[1]);
+  } else if (d) {
     // Algorithm 1: the input's end leaves travel during S2M, M2M, M2L.
     const int64_t leaf = ml * 2 * P;
     to_host(g.h_in, x, leaf);
@@ -538,7 +556,15 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
     gemm(GPUFMM_OP_T, Rr, Q, 2 * Q, lev(mult, l + 1), Rr, Rr * 2 * Q, m2m, Q, &zero, lev(mult, l), Rr, Rr * Q,
          p.boxes(l));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2M + 1], st));
-  if (d) {
+  if (d && !staged) {
+    // ... the base level and each level's end boxes after M2M.
+    d->gather_begin(lev(mult, B), box * p.boxes(B), halo + p.halo_offset[2 * (L - B) + 2]);
+    for (int l = B + 1; l <= L; ++l) {
+      const int k = 2 * (l - B);
+      d->halo_begin(l, lev(mult, l), p.boxes(l), box, 0, 2, halo + p.halo_offset[size_t(k)],
+                    halo + p.halo_offset[size_t(k + 1)]);
+    }
+  } else if (d) {
     // The base level's all-gather and each level's end boxes, during the
     // M2L of the levels before them.
     for (int l = B + 1; l <= L; ++l) {
@@ -651,14 +677,19 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
     fft(g.fft_p, Z, Z);
     GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
     const int64_t rows = N / P, cols = P / d->G, blk = 2 * rows * cols;
+    R* send = staged ? host + g.h_send : static_cast<R*>(g.send);
     for (int h = 0; h < d->G; ++h)
-      GPUFMM_CUDA_CHECK(cudaMemcpy2DAsync(host + g.h_send + h * blk, sizeof(R) * 2 * size_t(cols), Z + 2 * h * cols,
+      GPUFMM_CUDA_CHECK(cudaMemcpy2DAsync(send + h * blk, sizeof(R) * 2 * size_t(cols), Z + 2 * h * cols,
                                           sizeof(R) * 2 * size_t(P), sizeof(R) * 2 * size_t(cols), size_t(rows),
-                                          cudaMemcpyDeviceToHost, st));
-    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
-    d->alltoall(host + g.h_send, host + g.h_a2a, blk);
-    GPUFMM_CUDA_CHECK(
-        cudaMemcpyAsync(T, host + g.h_a2a, sizeof(R) * 2 * size_t(N), cudaMemcpyHostToDevice, st));
+                                          staged ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice, st));
+    if (staged) {
+      GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+      d->alltoall(send, host + g.h_a2a, blk);
+      GPUFMM_CUDA_CHECK(
+          cudaMemcpyAsync(T, host + g.h_a2a, sizeof(R) * 2 * size_t(N), cudaMemcpyHostToDevice, st));
+    } else {
+      d->alltoall(send, T, blk);
+    }
     fft(g.fft_m, T, y);
     GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftM + 1], st));
   } else {

@@ -178,5 +178,45 @@ void execute(Plan& p, const void* in, void* out, int sign, bool on_context, std:
   p.t_total = since(t0);
 }
 
+std::unique_ptr<PlanObject> plan_create_multi(const std::vector<Context*>& ctxs, const Options& o) {
+  const int G = int(ctxs.size());
+  require(G >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'count' = ", G, ": at least one context");
+  require((G & (G - 1)) == 0, GPUFMM_ERROR_NOT_SUPPORTED, "the FMM-FFT over several GPUs needs a power of two of "
+          "GPUs (", G, " given)");
+  for (int g = 0; g < G; ++g) {
+    require(ctxs[size_t(g)]->on_gpu() || G == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "argument 'ctxs'[", g,
+            "] is a CPU context: a plan over several GPUs takes GPU contexts (CPU ranks: "
+            "gpufmm_fft_plan_create_mpi)");
+    for (int h = 0; h < g; ++h)
+      require(ctxs[size_t(h)]->device != ctxs[size_t(g)]->device, GPUFMM_ERROR_INVALID_ARGUMENT, "arguments 'ctxs'[",
+              h, "] and 'ctxs'[", g, "] are on the same GPU ", ctxs[size_t(g)]->device,
+              ": NCCL takes one GPU once (ranks sharing a GPU: gpufmm_fft_plan_create_mpi)");
+  }
+  auto obj = std::make_unique<PlanObject>();
+  if (G == 1) {
+    obj->plan = plan_create(*ctxs[0], o);
+    return obj;
+  }
+  validate(o);
+#if defined(GPUFMM_HAVE_CUDA) && defined(GPUFMM_HAVE_NCCL)
+  detail::create_parts(*obj, ctxs, o);
+#else
+  fail(GPUFMM_ERROR_NOT_SUPPORTED, "the FMM-FFT over several GPUs of one process needs the CUDA backend and NCCL's "
+       "header at build time (this build has neither or one); MPI ranks (gpufmm_fft_plan_create_mpi) need no NCCL");
+#endif
+  return obj;
+}
+
+void execute_multi(PlanObject& obj, const std::vector<const void*>& in, const std::vector<void*>& out, int sign,
+                   bool on_context, const std::vector<std::exception_ptr>& early) {
+  if (obj.plan) return execute(*obj.plan, in[0], out[0], sign, on_context, early[0]);
+#if defined(GPUFMM_HAVE_CUDA) && defined(GPUFMM_HAVE_NCCL)
+  detail::execute_parts(obj, in, out, sign, on_context, early);
+#else
+  (void)in, (void)out, (void)sign, (void)on_context, (void)early;
+  fail(GPUFMM_ERROR_INTERNAL, "a plan over several GPUs in a build without them");
+#endif
+}
+
 }  // namespace fmmfft
 }  // namespace gpufmm

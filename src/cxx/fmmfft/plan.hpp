@@ -114,6 +114,7 @@ std::vector<Params> candidates(const Options& o, double eps, const Machine& m, i
                                int G = 1);
 
 class Plan;
+struct PlanObject;
 
 // The communication of a plan over G ranks (papers/002 secs. 3-5; the MPI
 // library implements it: src/mpi/fmmfft_mpi.cpp). G is a power of two;
@@ -147,11 +148,16 @@ class Distributed {
   // outputs in natural order.
   virtual void* fft_buffer() = 0;
   virtual void fft2d(void* out, int sign) = 0;
-  // A GPU plan passes host memory to every call here (it stages halos and
-  // the base level through pinned buffers) and runs its 2D FFT with cuFFT
-  // around one transposition: `reals` reals of send for each rank (rank
-  // order) into recv, `reals` from each rank (rank order).
+  // A GPU plan runs its 2D FFT with cuFFT around one transposition:
+  // `reals` reals of send for each rank (rank order) into recv, `reals`
+  // from each rank (rank order).
   virtual void alltoall(const void* send, void* recv, int64_t reals) = 0;
+  // The memory a GPU plan passes to the calls above: host memory (false:
+  // MPI; it stages halos, the base level and the transposition through
+  // pinned buffers), or the context's device memory (true: NCCL, whose
+  // messages are ordered on the context's stream, so the *_end calls
+  // return at once; it may send whole units, skipped reals included).
+  virtual bool device_memory() const { return false; }
   // Runs f on every rank and agrees on its outcome: when it threw on any
   // rank, every rank throws the same error (the lowest rank's).
   virtual void agree(const std::function<void()>& f) = 0;
@@ -243,6 +249,13 @@ struct CpuWorkspace {
 };
 CpuWorkspace cpu_workspace(const Plan& p);
 Machine calibrate_cpu(bool single);
+#if defined(GPUFMM_HAVE_CUDA) && defined(GPUFMM_HAVE_NCCL)
+// The parts of plan_create_multi and execute_multi over G >= 2 GPUs
+// (src/cuda/fmmfft/multi.cu; the arguments checked).
+void create_parts(PlanObject& obj, const std::vector<Context*>& ctxs, const Options& o);
+void execute_parts(PlanObject& obj, const std::vector<const void*>& in, const std::vector<void*>& out, int sign,
+                   bool on_context, const std::vector<std::exception_ptr>& early);
+#endif
 #ifdef GPUFMM_HAVE_CUDA
 void setup_cuda(Plan& p);
 void execute_cuda(Plan& p, const void* in, void* out, int sign, bool on_context);
@@ -257,9 +270,30 @@ struct gpufmm_fft_plan_s;  // a handle: an id (core/handles.hpp)
 
 namespace gpufmm {
 namespace fmmfft {
-// The object behind gpufmm_fft_plan_t.
+// The object behind gpufmm_fft_plan_t: one plan (one process, or this
+// rank's part over MPI ranks), or the parts of a plan over several GPUs of
+// this process, one per GPU (plan_create_multi), with what they share
+// (NCCL's communicators; destroyed after the parts).
 struct PlanObject {
+  std::shared_ptr<void> group;
+  std::vector<std::unique_ptr<Plan>> parts;
   std::unique_ptr<Plan> plan;
+  Plan& head() { return plan ? *plan : *parts.front(); }
+  int count() const { return plan ? 1 : int(parts.size()); }
+  Plan& part(int g) { return plan ? *plan : *parts[size_t(g)]; }
 };
+
+// A plan over the GPUs of ctxs (G of them, distinct devices, a power of
+// two): part g holds the elements [g N / G, (g + 1) N / G) (natural order)
+// on ctxs[g], and the parts exchange halos, the base level and the 2D
+// FFT's transposition through NCCL (libnccl.so.2, loaded at run time), one
+// host thread per GPU during create and execute (src/cuda/fmmfft/multi.cu).
+// NOT_SUPPORTED without CUDA or NCCL; G = 1 gives a plain plan.
+std::unique_ptr<PlanObject> plan_create_multi(const std::vector<Context*>& ctxs, const Options& o);
+// One transform over every part: in[g], out[g] the part's N / G elements
+// (host memory, or the part's context's memory when on_context); early[g]:
+// an error found in part g's arguments (every part fails with it).
+void execute_multi(PlanObject& obj, const std::vector<const void*>& in, const std::vector<void*>& out, int sign,
+                   bool on_context, const std::vector<std::exception_ptr>& early);
 }  // namespace fmmfft
 }  // namespace gpufmm
