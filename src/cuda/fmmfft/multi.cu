@@ -7,17 +7,12 @@
 // plan agrees on errors and on the roofline.
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <condition_variable>
-#include <exception>
 #include <functional>
-#include <mutex>
-#include <new>
-#include <string>
-#include <thread>
+#include <memory>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/thread_group.hpp"
 #include "cuda/common/cuda_check.cuh"
 #include "cuda/common/nccl.hpp"
 #include "fmmfft/plan.hpp"
@@ -27,124 +22,17 @@ namespace fmmfft {
 
 namespace {
 
-// An error every part agreed on (thrown by every part's thread).
-class GroupError : public Error {
- public:
-  using Error::Error;
-};
-
-// The host threads of one plan (one per GPU): a barrier, and agreement on
-// errors and values. A part that fails outside an agreement breaks the
-// group: the other parts' next meeting fails instead of waiting for it.
-class Group {
- public:
-  explicit Group(int G) : G_(G), err_(size_t(G)), val_(size_t(G)) {}
-
-  // Runs f on part `g`; when it threw on any part, every part throws the
-  // lowest part's error, named "GPU part g: ...".
-  void agree(int g, const std::function<void()>& f) {
-    std::exception_ptr e;
-    try {
-      f();
-    } catch (...) {
-      e = std::current_exception();
-    }
-    err_[size_t(g)] = e;
-    barrier();
-    int who = -1;
-    for (int h = 0; h < G_ && who < 0; ++h)
-      if (err_[size_t(h)]) who = h;
-    const std::exception_ptr first = who >= 0 ? err_[size_t(who)] : nullptr;
-    barrier();  // every part has read before any writes again
-    if (!first) return;
-    try {
-      std::rethrow_exception(first);
-    } catch (const GroupError&) {
-      throw;
-    } catch (const Error& x) {
-      throw GroupError(x.status(), "GPU part " + std::to_string(who) + ": " + x.what());
-    } catch (const std::bad_alloc&) {
-      throw GroupError(GPUFMM_ERROR_OUT_OF_MEMORY, "GPU part " + std::to_string(who) +
-                                                       ": host memory allocation failed (std::bad_alloc)");
-    } catch (const std::exception& x) {
-      throw GroupError(GPUFMM_ERROR_INTERNAL, "GPU part " + std::to_string(who) + ": internal error: " + x.what());
-    }
-  }
-
-  // Every part's v reduced (max, or min): the same on every part.
-  double reduce(int g, double v, bool max) {
-    val_[size_t(g)] = v;
-    barrier();
-    double r = val_[0];
-    for (double w : val_) r = max ? std::max(r, w) : std::min(r, w);
-    barrier();
-    return r;
-  }
-
-  void abandon() {
-    std::lock_guard<std::mutex> lock(mu_);
-    broken_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  void barrier() {
-    std::unique_lock<std::mutex> lock(mu_);
-    require(!broken_, GPUFMM_ERROR_INTERNAL, "another GPU part of this plan failed earlier: destroy the plan");
-    const long gen = gen_;
-    if (++count_ == G_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return gen != gen_ || broken_; });
-    require(gen != gen_, GPUFMM_ERROR_INTERNAL, "another GPU part of this plan failed: destroy the plan");
-  }
-
-  const int G_;
-  std::vector<std::exception_ptr> err_;
-  std::vector<double> val_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_ = 0;
-  long gen_ = 0;
-  bool broken_ = false;
-};
-
 // What the parts share: the thread group and NCCL's communicators (one per
 // GPU, destroyed with the plan).
 struct Shared {
-  explicit Shared(int G) : group(G), comms(size_t(G), nullptr) {}
+  explicit Shared(int G) : group(G), comms(static_cast<size_t>(G), nullptr) {}
   ~Shared() {
     for (ncclComm_t c : comms)
       if (c) cuda::nccl().CommDestroy(c);
   }
-  Group group;
+  ThreadGroup group;
   std::vector<ncclComm_t> comms;
 };
-
-// Runs f(g) for g = 0..G-1, g = 0 on this thread and the others on threads
-// of their own; rethrows the lowest part's error.
-void run_parts(Shared& sh, int G, const std::function<void(int)>& f) {
-  std::vector<std::exception_ptr> err(static_cast<size_t>(G));
-  auto body = [&](int g) {
-    try {
-      f(g);
-    } catch (const GroupError&) {
-      err[size_t(g)] = std::current_exception();
-    } catch (...) {
-      err[size_t(g)] = std::current_exception();
-      sh.group.abandon();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int g = 1; g < G; ++g) threads.emplace_back(body, g);
-  body(0);
-  for (auto& t : threads) t.join();
-  for (const auto& e : err)
-    if (e) std::rethrow_exception(e);
-}
 
 // The Distributed of part `rank` (plan.hpp): NCCL on the context's stream,
 // device memory, whole units.
@@ -248,7 +136,7 @@ void create_parts(PlanObject& obj, const std::vector<Context*>& ctxs, const Opti
   for (Context* c : ctxs) devices.push_back(c->device);
   GPUFMM_NCCL(CommInitAll, sh->comms.data(), G, devices.data());
   std::vector<std::unique_ptr<Plan>> parts(static_cast<size_t>(G));
-  run_parts(*sh, G, [&](int g) {
+  run_parts(sh->group, [&](int g) {
     const NcclCluster cluster(*sh, g);
     parts[size_t(g)] = plan_create(*ctxs[size_t(g)], o, &cluster);
   });
@@ -259,7 +147,7 @@ void create_parts(PlanObject& obj, const std::vector<Context*>& ctxs, const Opti
 void execute_parts(PlanObject& obj, const std::vector<const void*>& in, const std::vector<void*>& out, int sign,
                    bool on_context, const std::vector<std::exception_ptr>& early) {
   auto& sh = *static_cast<Shared*>(obj.group.get());
-  run_parts(sh, obj.count(), [&](int g) {
+  run_parts(sh.group, [&](int g) {
     execute(*obj.parts[size_t(g)], in[size_t(g)], out[size_t(g)], sign, on_context, early[size_t(g)]);
   });
 }
