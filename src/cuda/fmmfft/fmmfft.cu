@@ -122,7 +122,7 @@ __global__ void k_m2l(int Q, int64_t Rr, int level, bool base, int64_t nb, const
 #pragma unroll
       for (int u = 0; u < kBox; ++u) {
         on[u] = b[u] < b1 && m2l_applies(s, b[u], base);
-        src[u] = src_ring.at(first + b[u] + s) + r;
+        src[u] = on[u] ? src_ring.at(first + b[u] + s) + r : nullptr;  // only boxes the list holds
       }
       R next[kBox];  // the next j's multipoles, loaded one step ahead
 #pragma unroll
