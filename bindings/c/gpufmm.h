@@ -923,7 +923,8 @@ typedef struct gpufmm_fft_info_s {
   /* A plan over MPI ranks (gpufmm_fft_plan_create_mpi; docs/fmmfft_mpi.md)
    * or several GPUs (gpufmm_fft_plan_create_multi: part 0's figures; NCCL
    * sends whole points, 2 C P M_L for the input, and t_wait is 0: its
-   * messages are ordered on the stream); a single-process plan: ranks 1,
+   * messages are ordered against the stages on the GPU, no host thread
+   * waits for them); a single-process plan: ranks 1,
    * rank 0, n_local n, the rest 0.                                           */
   int ranks, rank;        /* G and this rank                                    */
   int64_t n_local;        /* the elements this rank passes and gets: N / G      */

@@ -538,7 +538,8 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.flag, 0, sizeof(int), st));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[0], st));
   if (d && !staged) {
-    // Algorithm 1 on the context's stream: the input's end leaves, ...
+    // Algorithm 1 in device memory (the Distributed orders the messages
+    // against this stream): the input's end leaves, ...
     d->halo_begin(0, x, N / P, 2 * P, 2, ml, halo + p.halo_offset[0], halo + p.halo_offset[1]);
   } else if (d) {
     // Algorithm 1: the input's end leaves travel during S2M, M2M, M2L.

@@ -1,10 +1,11 @@
 // The FMM-FFT over several GPUs of one process (plan.hpp: plan_create_multi;
 // issue 18): one plan per GPU, made and run by one host thread each, whose
-// Distributed (plan.hpp) is NCCL on the context's stream. The stage code is
-// the GPU's (fmmfft.cu) in its device-memory mode: the halos, the base
-// level and the 2D FFT's transposition move between the GPUs' memories with
-// no host copy, in stream order, and the host threads meet only where the
-// plan agrees on errors and on the roofline.
+// Distributed (plan.hpp) is NCCL on a communication stream beside the
+// context's. The stage code is the GPU's (fmmfft.cu) in its device-memory
+// mode: the halos, the base level and the 2D FFT's transposition move
+// between the GPUs' memories with no host copy, ordered against the stages
+// by events, and the host threads meet only where the plan agrees on
+// errors and on the roofline.
 #include <cuda_runtime.h>
 
 #include <functional>
@@ -34,17 +35,34 @@ struct Shared {
   std::vector<ncclComm_t> comms;
 };
 
-// The Distributed of part `rank` (plan.hpp): NCCL on the context's stream,
-// device memory, whole units.
+// The Distributed of part `rank` (plan.hpp): NCCL in device memory, whole
+// units, on a stream of its own so that the messages overlap the stages
+// (papers/002 Algorithm 1): each *_begin makes the communication stream
+// wait for what the context's stream has enqueued so far, posts the
+// messages there and records an event; the matching *_end makes the
+// context's stream wait for that event. Message slots: the halos 0..L, the
+// base level L + 1, the transposition L + 2.
 class NcclExchange final : public Distributed {
  public:
   NcclExchange(Shared& sh, int r, const Plan& p)
-      : sh_(sh), comm_(sh.comms[size_t(r)]), stream_(cuda::stream_of(p.ctx)),
+      : sh_(sh), comm_(sh.comms[size_t(r)]), stream_(cuda::stream_of(p.ctx)), device_(p.ctx.device),
         type_(p.single() ? ncclFloat32 : ncclFloat64), es_(size_t(p.real_bytes())) {
     G = int(sh.comms.size());
     rank = r;
     prev_ = (rank + G - 1) % G;
     next_ = (rank + 1) % G;
+    cuda::DeviceGuard guard(device_);
+    GPUFMM_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+    done_.assign(size_t(p.par.L + 3), nullptr);
+    for (auto& e : done_) GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  }
+  ~NcclExchange() override {
+    cuda::DeviceGuardNoThrow guard(device_);
+    for (auto e : done_)
+      if (e) cudaEventDestroy(e);
+    if (ready_) cudaEventDestroy(ready_);
+    if (comm_stream_) cudaStreamDestroy(comm_stream_);
   }
 
   bool device_memory() const override { return true; }
@@ -53,25 +71,29 @@ class NcclExchange final : public Distributed {
                   void* after) override {
     const size_t n = size_t(halo * unit);
     const char* b = static_cast<const char*>(block);
+    post();
     // Per peer, NCCL pairs the messages in the order they are posted: the
     // first units to the rank before, then the last to the rank after;
     // from the rank after, then from the rank before. With two parts (the
     // rank before is the rank after) this pairs each with its own buffer.
     GPUFMM_NCCL(GroupStart);
-    GPUFMM_NCCL(Send, b, n, type_, prev_, comm_, stream_);
-    GPUFMM_NCCL(Send, b + es_ * size_t((units - halo) * unit), n, type_, next_, comm_, stream_);
-    GPUFMM_NCCL(Recv, after, n, type_, next_, comm_, stream_);
-    GPUFMM_NCCL(Recv, before, n, type_, prev_, comm_, stream_);
+    GPUFMM_NCCL(Send, b, n, type_, prev_, comm_, comm_stream_);
+    GPUFMM_NCCL(Send, b + es_ * size_t((units - halo) * unit), n, type_, next_, comm_, comm_stream_);
+    GPUFMM_NCCL(Recv, after, n, type_, next_, comm_, comm_stream_);
+    GPUFMM_NCCL(Recv, before, n, type_, prev_, comm_, comm_stream_);
     GPUFMM_NCCL(GroupEnd);
+    posted(id);
     (id == 0 ? sent_input : sent_multipoles) += 2 * int64_t(n);
   }
-  void halo_end(int) override {}  // stream order
+  void halo_end(int id) override { wait(id); }
 
   void gather_begin(const void* mine, int64_t reals, void* all) override {
-    GPUFMM_NCCL(AllGather, mine, all, size_t(reals), type_, comm_, stream_);
+    post();
+    GPUFMM_NCCL(AllGather, mine, all, size_t(reals), type_, comm_, comm_stream_);
+    posted(gather_slot());
     sent_base = reals;
   }
-  void gather_end() override {}
+  void gather_end() override { wait(gather_slot()); }
 
   void* fft_buffer() override { fail(GPUFMM_ERROR_INTERNAL, "an NCCL plan has no host 2D FFT buffer"); }
   void fft2d(void*, int) override { fail(GPUFMM_ERROR_INTERNAL, "an NCCL plan's 2D FFT is the GPU's"); }
@@ -80,26 +102,43 @@ class NcclExchange final : public Distributed {
     const char* s = static_cast<const char*>(send);
     char* r = static_cast<char*>(recv);
     const size_t bytes = es_ * size_t(reals);
+    post();
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(r + bytes * size_t(rank), s + bytes * size_t(rank), bytes,
-                                      cudaMemcpyDeviceToDevice, stream_));
+                                      cudaMemcpyDeviceToDevice, comm_stream_));
     GPUFMM_NCCL(GroupStart);
     for (int h = 0; h < G; ++h) {
       if (h == rank) continue;
-      GPUFMM_NCCL(Send, s + bytes * size_t(h), size_t(reals), type_, h, comm_, stream_);
-      GPUFMM_NCCL(Recv, r + bytes * size_t(h), size_t(reals), type_, h, comm_, stream_);
+      GPUFMM_NCCL(Send, s + bytes * size_t(h), size_t(reals), type_, h, comm_, comm_stream_);
+      GPUFMM_NCCL(Recv, r + bytes * size_t(h), size_t(reals), type_, h, comm_, comm_stream_);
     }
     GPUFMM_NCCL(GroupEnd);
+    posted(gather_slot() + 1);
+    wait(gather_slot() + 1);  // the 2D FFT goes on at once
   }
 
   void agree(const std::function<void()>& f) override { sh_.group.agree(rank, f); }
 
  private:
+  int gather_slot() const { return int(done_.size()) - 2; }
+  // The communication stream after everything the context's stream has
+  // enqueued so far.
+  void post() {
+    GPUFMM_CUDA_CHECK(cudaEventRecord(ready_, stream_));
+    GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ready_, 0));
+  }
+  void posted(int slot) { GPUFMM_CUDA_CHECK(cudaEventRecord(done_[size_t(slot)], comm_stream_)); }
+  void wait(int slot) { GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(stream_, done_[size_t(slot)], 0)); }
+
   Shared& sh_;
   ncclComm_t comm_;
-  cudaStream_t stream_;
+  cudaStream_t stream_;  // the context's
+  int device_;
   ncclDataType_t type_;
   size_t es_;
   int prev_ = 0, next_ = 0;
+  cudaStream_t comm_stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;
+  std::vector<cudaEvent_t> done_;
 };
 
 // The parts of the plan being made, as seen by part `rank`.

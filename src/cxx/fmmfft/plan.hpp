@@ -155,8 +155,8 @@ class Distributed {
   // The memory a GPU plan passes to the calls above: host memory (false:
   // MPI; it stages halos, the base level and the transposition through
   // pinned buffers), or the context's device memory (true: NCCL, whose
-  // messages are ordered on the context's stream, so the *_end calls
-  // return at once; it may send whole units, skipped reals included).
+  // messages are ordered against the context's stream by events, so no
+  // call blocks the host; it may send whole units, skipped reals included).
   virtual bool device_memory() const { return false; }
   // Runs f on every rank and agrees on its outcome: when it threw on any
   // rank, every rank throws the same error (the lowest rank's).
