@@ -382,10 +382,16 @@ void op_fft(Bytes& b, State& st) {
     if (b.small(6) == 0) o.tune = b.small(3);
   }
   gpufmm_fft_plan_t p = nullptr;
-  const gpufmm_status_t s = gpufmm_fft_plan_create(c, &o, &p);
-  check(s, "gpufmm_fft_plan_create");
+  // Sometimes through the several-GPU entry point: 0 to 3 of the contexts
+  // (one gives the plain plan; CPU contexts among several are refused).
+  const bool multi = b.small(4) == 0;
+  const char* create = multi ? "gpufmm_fft_plan_create_multi" : "gpufmm_fft_plan_create";
+  gpufmm_context_t cs[3] = {c, pick(b, st.ctx), pick(b, st.ctx)};
+  const gpufmm_status_t s = multi ? gpufmm_fft_plan_create_multi(b.small(8) ? cs : nullptr, int(b.small(4)), &o, &p)
+                                  : gpufmm_fft_plan_create(c, &o, &p);
+  check(s, create);
   if (s != GPUFMM_SUCCESS) {
-    if (p != nullptr) violated("output written on failure", "gpufmm_fft_plan_create");
+    if (p != nullptr) violated("output written on failure", create);
     return;
   }
   st.fft.push_back(p);
@@ -424,6 +430,11 @@ void op_fft(Bytes& b, State& st) {
   // Device-array transform on arrays of any dtype and size.
   gpufmm_array_t a = pick(b, st.arr), d = b.small(2) ? a : pick(b, st.arr);
   check(gpufmm_fft_execute(p, a, d, dir), "gpufmm_fft_execute");
+  if (b.small(3) == 0) {
+    gpufmm_array_t ins[1] = {a}, outs[1] = {d};
+    check(gpufmm_fft_execute_multi(p, b.small(8) ? ins : nullptr, b.small(8) ? outs : nullptr, dir),
+          "gpufmm_fft_execute_multi");
+  }
 }
 
 void op_destroy(Bytes& b, State& st) {
