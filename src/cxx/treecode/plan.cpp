@@ -17,6 +17,41 @@ namespace gpufmm {
 namespace treecode {
 
 namespace {
+
+// The tree's cube with its lowest corner just below the points' lowest
+// corner, instead of centred on their bounding box (the tree's default).
+// The clusters are the minimal boxes of the points in each octree box: a
+// point set thinner along an axis than the cube (a rank's slab after RCB,
+// papers/001 sec. 3.1) that sits centred in the cube is cut off-centre at
+// every level, into clusters of aspect up to cube side / thickness; from
+// the corner, boxes are whole cubes below the level of the thickness.
+tree::Options cornered(tree::Options to, const double* xyz, int64_t n) {
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) lo[k] = hi[k] = xyz[k];
+#pragma omp parallel for reduction(min : lo[:3]) reduction(max : hi[:3]) schedule(static)
+  for (int64_t i = 1; i < n; ++i)
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = std::min(lo[k], xyz[3 * i + k]);
+      hi[k] = std::max(hi[k], xyz[3 * i + k]);
+    }
+  const tree::Cube q = tree::cube_from_bbox(lo, hi);
+  double ext = 0;
+  for (int k = 0; k < 3; ++k) ext = std::max(ext, hi[k] - lo[k]);
+  const double margin = 0.25 * (q.side - ext);  // below the lowest corner, and as much above the highest
+  if (!(margin > 0) || !std::isfinite(q.side)) return to;  // one point, or extents near overflow: centred
+  double c[3];
+  for (int k = 0; k < 3; ++k) c[k] = lo[k] - margin + 0.5 * q.side;
+  // Far from the origin the rounding of the corner can exceed the margin:
+  // then the centred cube (which the tree grows until it holds the points).
+  const tree::Cube at = tree::cube_from_center(c, q.side);
+  for (int k = 0; k < 3; ++k)
+    if (!tree::cells_inside(tree::cube_cells(at, k, lo[k])) || !tree::cells_inside(tree::cube_cells(at, k, hi[k])))
+      return to;
+  to.cube_given = true;
+  to.cube_side = q.side;
+  for (int k = 0; k < 3; ++k) to.cube_center[k] = c[k];
+  return to;
+}
 double now() { return omp_get_wtime(); }
 }  // namespace
 
@@ -215,10 +250,11 @@ std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, c
   tree::Options to;
   to.kind = tree::Kind::Adaptive;
   to.s_max = P->par.leaf_size;
-  if (nsrc > 0) P->stree = tree::build(ctx, to, sources, nsrc, nullptr, 0, false);
+  if (nsrc > 0) P->stree = tree::build(ctx, cornered(to, sources, nsrc), sources, nsrc, nullptr, 0, false);
   if (ntrg > 0 && (!same || nsrc == 0 || P->par.batch_size != P->par.leaf_size)) {
     to.s_max = P->par.batch_size;
-    P->ttree = tree::build(ctx, to, same ? sources : targets, ntrg, nullptr, 0, false);
+    const double* tp = same ? sources : targets;
+    P->ttree = tree::build(ctx, cornered(to, tp, ntrg), tp, ntrg, nullptr, 0, false);
   }
   if (P->stree) {
     P->sbox = host_boxes(*P->stree, P->S());
