@@ -23,10 +23,13 @@ struct Box {
 };
 
 // The box of tight bounds b. A flat side (all points in a plane or on a
-// line) is widened to 1e-3 of the longest half-width, and a box of
-// coincident points to a half-width of 1e-12 of its coordinates (at least
-// 1e-200): the interpolation nodes stay distinct, and the widening changes
-// the radius by at most 1e-6 relative.
+// line) is widened to 1e-3 of the longest half-width, and every side to at
+// least 1e-13 of the box's coordinates (and 1e-200). So the interpolation
+// nodes of any degree up to 30 stay 2 ulp or more apart in double. The
+// first widening changes the radius by at most 1e-6 relative. The second
+// touches only boxes narrower than 1e-13 of their distance from the
+// origin, whose proxies would otherwise round onto each other (points at
+// 1e15 with a unit extent gave NaN).
 GPUFMM_HD_INLINE Box make_box(const tree::Bounds& b) {
   Box x;
   double hm = 0, cm = 0;
@@ -36,7 +39,7 @@ GPUFMM_HD_INLINE Box make_box(const tree::Bounds& b) {
     hm = fmax(hm, x.h[d]);
     cm = fmax(cm, fabs(x.c[d]));
   }
-  const double hmin = hm > 0 ? 1e-3 * hm : fmax(1e-12 * cm, 1e-200);
+  const double hmin = fmax(hm > 0 ? 1e-3 * hm : 0.0, fmax(1e-13 * cm, 1e-200));
   double r2 = 0;
   for (int d = 0; d < 3; ++d) {
     x.h[d] = fmax(x.h[d], hmin);
