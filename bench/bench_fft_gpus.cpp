@@ -1,27 +1,35 @@
-// The rival of the distributed FMM-FFT (issues 18 and 21): cuFFTXt's
-// multi-GPU 1D FFT in one process, and NCCL's all-to-all and all-gather
-// bandwidth between the same GPUs, measured in the same call. Prints a
-// table and appends CSV.
+// Issues 18 and 21: the FMM-FFT over several GPUs of one process against
+// its rival, cuFFTXt's multi-GPU 1D FFT, on the same GPUs and the same
+// input, with NCCL's all-to-all and all-gather bandwidth between those
+// GPUs, measured in the same call. Prints a table and appends CSV.
 //
-//   bench_cufftxt [--gpus 0,1] [--n 2^20,2^24,...] [--single] [--repeat R]
-//                 [--csv PATH] [--label TEXT]
+//   bench_fft_gpus [--gpus 0,1] [--n 2^20,2^24,...] [--single] [--repeat R]
+//                  [--csv PATH] [--label TEXT]
 //
 // --gpus: the GPUs, a comma-separated list (default: every GPU); the same GPU
-// may be listed twice ("0,0") so that the multi-GPU code path runs on one
-// card. N: powers of two >= 64 (cuFFTXt's 1D multi-GPU condition; default
-// 2^20,2^24). cuFFTXt with the in-place descriptor format
-// (cufftXtSetGPUs, cufftMakePlan1d, cufftXtMalloc(CUFFT_XT_FORMAT_INPLACE),
-// cufftXtMemcpy, cufftXtExecDescriptor{Z2Z,C2C}; the other formats fail
-// with CUFFT_INVALID_TYPE), forward, input uniform in [-1, 1]^2. Times: best
-// of R (default 3) transforms, from before the execute until every GPU is
-// done, data resident (host copies not counted). err: the relative L2 error
-// of cuFFTXt's output (copied back in natural order) against one GPU's
-// cuFFT of the same input, whose time is printed too. NCCL (libnccl.so.2
-// loaded at run time when the machine has it; distinct GPUs only: NCCL
-// refuses a GPU twice in one communicator): the bus bandwidth of
-// an all-to-all and of an all-gather of N / G complex numbers per GPU, as
-// nccl-tests defines it ((G - 1) / G times the bytes each GPU moves in all,
-// over the time).
+// may be listed twice ("0,0") so that cuFFTXt's multi-GPU code path runs on
+// one card (the FMM-FFT and NCCL need distinct GPUs and are then skipped).
+// N: powers of two >= 64 (cuFFTXt's 1D multi-GPU condition; default
+// 2^20,2^24); input uniform in [-1, 1]^2, forward, data resident on the
+// GPUs (host copies not counted); times: best of R (default 3), from before
+// the execute until every GPU is done.
+//  - cuFFTXt with the in-place descriptor format (cufftXtSetGPUs,
+//    cufftMakePlan1d, cufftXtMalloc(CUFFT_XT_FORMAT_INPLACE), cufftXtMemcpy,
+//    cufftXtExecDescriptor{Z2Z,C2C}; the other formats fail with
+//    CUFFT_INVALID_TYPE). An in-place execute leaves the descriptor in the
+//    shuffled format, into which the host input can no longer be copied,
+//    so every repetition takes a fresh descriptor (allocation not timed).
+//  - The FMM-FFT over the same GPUs (gpufmm_fft_plan_create_multi: one
+//    context per GPU, halos, base level and transposition through NCCL),
+//    default eps, part g holding elements [g N / G, (g + 1) N / G) in
+//    device arrays (gpufmm_fft_execute_multi); its FMM stages and its 2D
+//    FFT (the transposition included) as part 0 reports them.
+//  - err: each one's relative L2 error (copied back in natural order)
+//    against one GPU's cuFFT of the same input, whose time is printed too.
+//  - NCCL (libnccl.so.2 loaded at run time when the machine has it): the
+//    bus bandwidth of an all-to-all and of an all-gather of N / G complex
+//    numbers per GPU, as nccl-tests defines it ((G - 1) / G times the bytes
+//    each GPU moves in all, over the time).
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -29,6 +37,7 @@
 #include <vector>
 
 #include "bench_args.hpp"
+#include "gpufmm.h"
 
 #ifdef GPUFMM_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -72,7 +81,22 @@ void sync_all(const std::vector<int>& gpus) {
 
 struct Row {
   double t_xt = 0, t_one = 0, err = -1, bw_a2a = 0, bw_gather = 0;
+  double t_fmm = -1, err_fmm = -1, fmm_stages = 0, fft2d = 0;  // t_fmm < 0: not run
+  gpufmm_fft_info_t info{};
 };
+
+double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
+  double s[2] = {0, 0};
+  for (size_t i = 0; i < a.size(); ++i) {
+    s[0] += (a[i] - b[i]) * (a[i] - b[i]);
+    s[1] += b[i] * b[i];
+  }
+  return std::sqrt(s[0] / s[1]);
+}
+template <class R>
+std::vector<double> widen(const std::vector<R>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
 
 // One GPU's cuFFT of x (forward, out of place); y its output; best time.
 template <class R>
@@ -119,9 +143,10 @@ double cufft_xt(std::vector<int> gpus, int64_t n, const std::vector<R>& x, std::
   std::vector<size_t> ws(gpus.size());
   CUFFT(cufftMakePlan1d(h, int(n), sizeof(R) == 4 ? CUFFT_C2C : CUFFT_Z2Z, 1, ws.data()));
   cudaLibXtDesc* d = nullptr;
-  CUFFT(cufftXtMalloc(h, &d, CUFFT_XT_FORMAT_INPLACE));
   double best = 1e300;
   for (int r = 0; r <= repeat; ++r) {
+    if (d) CUFFT(cufftXtFree(d));
+    CUFFT(cufftXtMalloc(h, &d, CUFFT_XT_FORMAT_INPLACE));
     CUFFT(cufftXtMemcpy(h, d, const_cast<R*>(x.data()), CUFFT_COPY_HOST_TO_DEVICE));
     sync_all(gpus);
     const double t0 = bench::now();
@@ -137,6 +162,67 @@ double cufft_xt(std::vector<int> gpus, int64_t n, const std::vector<R>& x, std::
   CUFFT(cufftXtFree(d));
   cufftDestroy(h);
   return best;
+}
+
+#define GPUFMM(call)                                                                        \
+  do {                                                                                      \
+    if ((call) != GPUFMM_SUCCESS) {                                                         \
+      std::fprintf(stderr, "%s failed: %s\n", #call, gpufmm_last_error_message());           \
+      std::exit(1);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+// The FMM-FFT over the GPUs (distinct, G a power of two); y its output in
+// natural order; fills row's FMM-FFT fields.
+template <class R>
+void fmmfft_multi(const std::vector<int>& gpus, int64_t n, const std::vector<R>& x, std::vector<R>& y, int repeat,
+                  Row& row) {
+  const int G = int(gpus.size());
+  const int64_t nl = n / G;
+  const gpufmm_dtype_t dt = sizeof(R) == 4 ? GPUFMM_COMPLEX64 : GPUFMM_COMPLEX128;
+  std::vector<gpufmm_context_t> ctx(gpus.size());
+  for (int g = 0; g < G; ++g) GPUFMM(gpufmm_context_create(gpus[size_t(g)], &ctx[size_t(g)]));
+  gpufmm_fft_options_t o;
+  GPUFMM(gpufmm_fft_options_init(&o));
+  o.n = n;
+  o.dtype = dt;
+  o.direction = GPUFMM_FFT_FORWARD;
+  gpufmm_fft_plan_t plan;
+  if (gpufmm_fft_plan_create_multi(ctx.data(), G, &o, &plan) != GPUFMM_SUCCESS) {
+    std::fprintf(stderr, "FMM-FFT over %d GPUs, N = %lld: %s\n", G, (long long)n, gpufmm_last_error_message());
+  } else {
+    std::vector<gpufmm_array_t> in(gpus.size()), out(gpus.size());
+    for (int g = 0; g < G; ++g) {
+      int64_t dims[1] = {nl};
+      GPUFMM(gpufmm_array_create(ctx[size_t(g)], dt, 1, dims, &in[size_t(g)]));
+      GPUFMM(gpufmm_array_create(ctx[size_t(g)], dt, 1, dims, &out[size_t(g)]));
+      GPUFMM(gpufmm_array_upload(in[size_t(g)], x.data() + 2 * size_t(g * nl), nl));
+    }
+    double best = 1e300;
+    for (int r = 0; r <= repeat; ++r) {  // the first: warm-up
+      for (auto c : ctx) GPUFMM(gpufmm_context_synchronize(c));
+      const double t0 = bench::now();
+      GPUFMM(gpufmm_fft_execute_multi(plan, in.data(), out.data(), GPUFMM_FFT_FORWARD));
+      for (auto c : ctx) GPUFMM(gpufmm_context_synchronize(c));
+      if (r > 0 && bench::now() - t0 < best) {
+        best = bench::now() - t0;
+        GPUFMM(gpufmm_fft_plan_info(plan, &row.info));
+      }
+    }
+    y.assign(x.size(), R(0));
+    for (int g = 0; g < G; ++g) GPUFMM(gpufmm_array_download(out[size_t(g)], y.data() + 2 * size_t(g * nl), nl));
+    row.t_fmm = best;
+    const double* t = row.info.time;
+    row.fft2d = t[GPUFMM_FFT_STAGE_FFT_P] + t[GPUFMM_FFT_STAGE_FFT_M];
+    for (int s = 0; s < GPUFMM_FFT_STAGES; ++s) row.fmm_stages += t[s];
+    row.fmm_stages -= row.fft2d;
+    for (int g = 0; g < G; ++g) {
+      gpufmm_array_destroy(in[size_t(g)]);
+      gpufmm_array_destroy(out[size_t(g)]);
+    }
+    gpufmm_fft_plan_destroy(plan);
+  }
+  for (auto c : ctx) gpufmm_context_destroy(c);
 }
 
 #ifdef GPUFMM_BENCH_NCCL
@@ -234,31 +320,32 @@ void run(const std::vector<int>& gpus, int64_t n, int repeat, const std::string&
   Row row;
   row.t_xt = cufft_xt<R>(gpus, n, x, y, repeat);
   row.t_one = cufft_one<R>(gpus[0], n, x, ref, repeat);
-  if (row.t_one > 0) {
-    double s[2] = {0, 0};
-    for (size_t i = 0; i < y.size(); ++i) {
-      s[0] += (double(y[i]) - double(ref[i])) * (double(y[i]) - double(ref[i]));
-      s[1] += double(ref[i]) * double(ref[i]);
-    }
-    row.err = std::sqrt(s[0] / s[1]);
-  }
   bool distinct = true;
   for (size_t i = 0; i < gpus.size(); ++i)
     for (size_t j = 0; j < i; ++j) distinct = distinct && gpus[i] != gpus[j];
+  std::vector<R> z;
+  if (distinct) fmmfft_multi<R>(gpus, n, x, z, repeat, row);
+  if (row.t_one > 0) {
+    row.err = rel_l2(widen(y), widen(ref));
+    if (row.t_fmm > 0) row.err_fmm = rel_l2(widen(z), widen(ref));
+  }
 #ifdef GPUFMM_BENCH_NCCL
   if (distinct && gpus.size() > 1) nccl_bandwidth(gpus, sizeof(R) * 2 * size_t(n) / gpus.size(), repeat, row);
 #endif
   std::string list;
   for (int g : gpus) list += (list.empty() ? "" : ":") + std::to_string(g);
-  std::printf("%-9s %11lld %4s | %10.6f %10.6f %7.2f | %8.2e | %8.1f %8.1f\n", list.c_str(), (long long)n,
-              sizeof(R) == 4 ? "c64" : "c128", row.t_xt, row.t_one, row.t_one > 0 ? row.t_one / row.t_xt : 0.0,
-              row.err, row.bw_a2a * 1e-9, row.bw_gather * 1e-9);
+  const char* type = sizeof(R) == 4 ? "c64" : "c128";
+  std::printf("%-9s %11lld %4s | %10.6f %8.2e | %10.6f %8.2e %9.6f %9.6f %7.2f | %10.6f | %8.1f %8.1f\n",
+              list.c_str(), (long long)n, type, row.t_xt, row.err, row.t_fmm, row.err_fmm, row.fmm_stages, row.fft2d,
+              row.t_fmm > 0 ? row.t_xt / row.t_fmm : 0.0, row.t_one, row.bw_a2a * 1e-9, row.bw_gather * 1e-9);
   std::fflush(stdout);
-  if (FILE* f = bench::csv_append(csv, "label,gpus,n,dtype,cufftxt_s,cufft_one_gpu_s,err_vs_one_gpu,nccl_alltoall_busbw_GBs,"
-                                       "nccl_allgather_busbw_GBs\n")) {
-    std::fprintf(f, "%s,%s,%lld,%s,%.6g,%.6g,%.3e,%.4g,%.4g\n", label.c_str(), list.c_str(), (long long)n,
-                 sizeof(R) == 4 ? "c64" : "c128", row.t_xt, row.t_one, row.err, row.bw_a2a * 1e-9,
-                 row.bw_gather * 1e-9);
+  if (FILE* f = bench::csv_append(csv, "label,gpus,n,dtype,cufftxt_s,err_cufftxt,fmmfft_s,err_fmmfft,fmmfft_fmm_s,"
+                                       "fmmfft_fft2d_s,cufftxt_over_fmmfft,P,ml,L,B,Q,cufft_one_gpu_s,"
+                                       "nccl_alltoall_busbw_GBs,nccl_allgather_busbw_GBs\n")) {
+    std::fprintf(f, "%s,%s,%lld,%s,%.6g,%.3e,%.6g,%.3e,%.6g,%.6g,%.4g,%d,%d,%d,%d,%d,%.6g,%.4g,%.4g\n", label.c_str(),
+                 list.c_str(), (long long)n, type, row.t_xt, row.err, row.t_fmm, row.err_fmm, row.fmm_stages,
+                 row.fft2d, row.t_fmm > 0 ? row.t_xt / row.t_fmm : 0.0, row.info.p, row.info.ml, row.info.levels,
+                 row.info.base, row.info.q, row.t_one, row.bw_a2a * 1e-9, row.bw_gather * 1e-9);
     std::fclose(f);
   }
 }
@@ -269,7 +356,7 @@ int main(int argc, char** argv) {
   using bench::option;
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::fprintf(stderr, "bench_cufftxt: no GPU\n");
+    std::fprintf(stderr, "bench_fft_gpus: no GPU\n");
     return 1;
   }
   std::string all;
@@ -278,7 +365,7 @@ int main(int argc, char** argv) {
   for (const std::string& s : bench::split(option(argc, argv, "--gpus", all))) {
     gpus.push_back(std::stoi(s));
     if (gpus.back() < 0 || gpus.back() >= ndev) {
-      std::fprintf(stderr, "bench_cufftxt: --gpus: no GPU %d (this machine has %d)\n", gpus.back(), ndev);
+      std::fprintf(stderr, "bench_fft_gpus: --gpus: no GPU %d (this machine has %d)\n", gpus.back(), ndev);
       return 1;
     }
   }
@@ -286,14 +373,15 @@ int main(int argc, char** argv) {
   const int repeat = std::max(1, std::stoi(option(argc, argv, "--repeat", "3")));
   const std::string csv = option(argc, argv, "--csv", "");
   const std::string label = option(argc, argv, "--label", "");
-  std::printf("# bench_cufftxt: cuFFTXt 1D over GPUs %s; best of %d, seconds; NCCL bus bandwidth GB/s\n",
+  std::printf("# bench_fft_gpus: cuFFTXt's 1D FFT and the FMM-FFT over GPUs %s; best of %d, seconds; err against "
+              "one GPU's cuFFT; NCCL bus bandwidth GB/s\n",
               option(argc, argv, "--gpus", all).c_str(), repeat);
-  std::printf("%-9s %11s %4s | %10s %10s %7s | %8s | %8s %8s\n", "gpus", "N", "type", "cufftxt", "cufft-1", "ratio",
-              "err", "a2a", "gather");
+  std::printf("%-9s %11s %4s | %10s %8s | %10s %8s %9s %9s %7s | %10s | %8s %8s\n", "gpus", "N", "type", "cufftxt",
+              "err", "fmmfft", "err", "fmm", "fft2d", "speedup", "cufft-1", "a2a", "gather");
   for (const std::string& s : bench::split(option(argc, argv, "--n", "2^20,2^24"))) {
     const int64_t n = parse_n(s);
     if (n < 64 || (n & (n - 1)) != 0 || n > (int64_t(1) << 31) - 1) {
-      std::fprintf(stderr, "bench_cufftxt: N = %lld: cuFFTXt's 1D multi-GPU FFT takes powers of two from 64 to 2^30\n",
+      std::fprintf(stderr, "bench_fft_gpus: N = %lld: cuFFTXt's 1D multi-GPU FFT takes powers of two from 64 to 2^30\n",
                    (long long)n);
       return 1;
     }
@@ -308,7 +396,7 @@ int main(int argc, char** argv) {
 #else
 
 int main() {
-  std::fprintf(stderr, "bench_cufftxt: built without CUDA\n");
+  std::fprintf(stderr, "bench_fft_gpus: built without CUDA\n");
   return 1;
 }
 
