@@ -1,6 +1,7 @@
 // Errors across MPI ranks (collective.hpp).
 #include "mpi/collective.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -57,6 +58,21 @@ void agree_options(MPI_Comm comm, const std::vector<std::pair<const char*, doubl
               fields[i].first, "' differs from rank 0's (", v[i], " against ", root[i],
               "): every rank passes the same options");
   });
+}
+
+void get_ranges(void* dst, const std::vector<int64_t>& begin, const std::vector<int64_t>& end, int64_t unit,
+                int target, MPI_Win win) {
+  constexpr int64_t kPiece = int64_t(1) << 30;
+  char* d = static_cast<char*>(dst);
+  std::vector<MPI_Request> req;
+  for (size_t i = 0; i < begin.size(); ++i)
+    for (int64_t at = begin[i] * unit, stop = end[i] * unit; at < stop; at += kPiece) {
+      const int n = int(std::min(kPiece, stop - at));
+      req.push_back(MPI_REQUEST_NULL);
+      check(MPI_Rget(d, n, MPI_BYTE, target, MPI_Aint(at), n, MPI_BYTE, win, &req.back()), "MPI_Rget");
+      d += n;
+    }
+  check(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall (MPI_Rget)");
 }
 
 }  // namespace mpi

@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,19 @@ void check_comm(MPI_Comm comm);
 // every rank, else INVALID_ARGUMENT on every rank naming the first field
 // that differs ("options field 'x' differs from rank 0's").
 void agree_options(MPI_Comm comm, const std::vector<std::pair<const char*, double>>& fields);
+
+// Inside a passive-target epoch on win (MPI_Win_lock_all or MPI_Win_lock):
+// copies elements [begin[i], end[i]) of rank `target`'s window, an array of
+// `unit` bytes per element with displacement unit 1, to their
+// concatenation at dst, and returns when the data are there. One
+// contiguous MPI_Rget per range (pieces of at most 2^30 bytes), then
+// MPI_Waitall. The plain MPI_Get, with an indexed target datatype or per
+// range, completed by MPI_Win_unlock_all (or MPI_Win_flush_all) as the
+// standard says, is not used: OpenMPI 4.1's osc/ucx returned from those
+// before the data of gets of some kilobytes had arrived (in about 40 % of
+// runs of two ranks on one host; tests/mpi: check_remote_gets).
+void get_ranges(void* dst, const std::vector<int64_t>& begin, const std::vector<int64_t>& end, int64_t unit,
+                int target, MPI_Win win);
 
 }  // namespace mpi
 }  // namespace gpufmm

@@ -28,12 +28,6 @@ struct PackedBox {
 };
 static_assert(std::is_trivially_copyable<PackedBox>::value, "the tree window holds raw bytes");
 
-int to_int(int64_t v, const char* what) {
-  require(v <= std::numeric_limits<int>::max(), GPUFMM_ERROR_INVALID_ARGUMENT, what,
-          " exceeds 2^31 elements in one MPI transfer: use more ranks");
-  return int(v);
-}
-
 // Disjoint ascending ranges [begin, end) of an array, and where each lies
 // in their concatenation.
 struct Ranges {
@@ -61,20 +55,6 @@ struct Ranges {
   int64_t position(int64_t x) const {
     const size_t i = size_t(std::upper_bound(begin.begin(), begin.end(), x) - begin.begin()) - 1;
     return at[i] + (x - begin[i]);
-  }
-  // An MPI datatype over the ranges of an array of `width` doubles per element.
-  MPI_Datatype type(int width) const {
-    std::vector<int> len(begin.size());
-    std::vector<MPI_Aint> disp(begin.size());
-    for (size_t i = 0; i < begin.size(); ++i) {
-      len[i] = to_int((end[i] - begin[i]) * width, "a range of remote sources");
-      disp[i] = MPI_Aint(begin[i] * width * int64_t(sizeof(double)));
-    }
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    check(MPI_Type_create_hindexed(int(begin.size()), len.data(), disp.data(), MPI_DOUBLE, &t),
-          "MPI_Type_create_hindexed");
-    check(MPI_Type_commit(&t), "MPI_Type_commit");
-    return t;
   }
 };
 
@@ -210,10 +190,9 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
       const int64_t nb = sizes[2 * q];
       if (q == rank || nb == 0 || P.ntrg == 0) continue;
       got[q].resize(size_t(nb));
-      const int bytes = to_int(nb * int64_t(sizeof(PackedBox)), "a rank's tree");
-      check(MPI_Get(got[q].data(), bytes, MPI_BYTE, q, 0, bytes, MPI_BYTE, tree_win), "MPI_Get (tree window)");
+      get_ranges(got[q].data(), {0}, {nb}, int64_t(sizeof(PackedBox)), q, tree_win);
       D.volume.let_boxes += nb;
-      D.volume.let_bytes_tree += bytes;
+      D.volume.let_bytes_tree += nb * int64_t(sizeof(PackedBox));
     }
     check(MPI_Win_unlock_all(tree_win), "MPI_Win_unlock_all (tree window)");
   });
@@ -266,11 +245,7 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
       if (r.empty()) continue;
       used[q] = Ranges::of(r);
       staged[q].resize(size_t(3 * used[q].total));
-      MPI_Datatype type = used[q].type(3);
-      const int count = to_int(3 * used[q].total, "the points got from a rank");
-      const int rc = MPI_Get(staged[q].data(), count, MPI_DOUBLE, q, 0, 1, type, pts_win);
-      MPI_Type_free(&type);
-      check(rc, "MPI_Get (point window)");
+      get_ranges(staged[q].data(), used[q].begin, used[q].end, 3 * int64_t(sizeof(double)), q, pts_win);
       D.volume.let_points += used[q].total;
       D.volume.let_bytes_points += int64_t(sizeof(double)) * 3 * used[q].total;
     }
@@ -311,9 +286,9 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
       charge_ranges[i] = Ranges::of(r);
       TreecodeMpiPlan::Fetch f;
       f.rank = others_rank[i];
-      f.count = to_int(charge_ranges[i].total, "the charges got from a rank");
       f.dst = dst;
-      f.type = charge_ranges[i].type(1);
+      f.begin = charge_ranges[i].begin;
+      f.end = charge_ranges[i].end;
       D.fetch.push_back(f);
       dst += charge_ranges[i].total;
       D.volume.let_bytes_evaluate += int64_t(sizeof(double)) * charge_ranges[i].total;
@@ -342,8 +317,6 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
 TreecodeMpiPlan::~TreecodeMpiPlan() {
   int finalized = 0;
   if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
-  for (Fetch& f : fetch)
-    if (f.type != MPI_DATATYPE_NULL) MPI_Type_free(&f.type);
   if (q_win != MPI_WIN_NULL) MPI_Win_free(&q_win);
   if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
@@ -357,8 +330,7 @@ void TreecodeMpiPlan::exchange(const double* local_q, double* remote_q) {
   check(MPI_Win_unlock(rank, q_win), "MPI_Win_unlock (charge window)");
   check(MPI_Barrier(comm), "MPI_Barrier (charge window)");
   check(MPI_Win_lock_all(0, q_win), "MPI_Win_lock_all (charge window)");
-  for (const Fetch& f : fetch)
-    check(MPI_Get(staged.data() + f.dst, f.count, MPI_DOUBLE, f.rank, 0, 1, f.type, q_win), "MPI_Get (charge window)");
+  for (const Fetch& f : fetch) get_ranges(staged.data() + f.dst, f.begin, f.end, int64_t(sizeof(double)), f.rank, q_win);
   check(MPI_Win_unlock_all(q_win), "MPI_Win_unlock_all (charge window)");
   for (size_t j = 0; j < gather.size(); ++j) remote_q[j] = staged[size_t(gather[j])];
   // Nobody writes its window again before every rank has read.

@@ -73,11 +73,10 @@ class TreecodeMpiPlan : public treecode::Distributed {
   // remote_q at dst.
   MPI_Win q_win = MPI_WIN_NULL;
   std::vector<double> q_buf;
-  struct Fetch {
+  struct Fetch {  // charges [begin[i], end[i]) of `rank`, concatenated at staged[dst]
     int rank = 0;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    int count = 0;
     int64_t dst = 0;
+    std::vector<int64_t> begin, end;
   };
   std::vector<Fetch> fetch;
   std::vector<double> staged;   // what the fetches got

@@ -35,6 +35,7 @@
 #include "core/handles.hpp"
 #include "gpufmm.h"
 #include "gpufmm_mpi.h"
+#include "mpi/collective.hpp"
 #include "mpi_check.hpp"
 #include "mpi/treecode_mpi.hpp"
 
@@ -451,6 +452,49 @@ void check_errors(gpufmm_context_t ctx) {
 
 }  // namespace
 
+// The one-sided gets under the LET and the charge exchange
+// (gpufmm::mpi::get_ranges): every rank reads ranges of some kilobytes
+// from the next rank's window and finds every value on return. Repeated on
+// fresh windows and buffers: OpenMPI 4.1's osc/ucx completed plain MPI_Get
+// late in about 40 % of such rounds (the data landed after
+// MPI_Win_unlock_all, in freed memory).
+void check_remote_gets() {
+  test_name = "one-sided gets of ranges complete before unlock";
+  const int64_t n = 600000, len = 1500;
+  std::vector<double> mine(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) mine[i] = double(rank) * 1e9 + double(i);
+  const int q = (rank + 1) % size;
+  int64_t wrong = 0;
+  for (int round = 0; round < 50; ++round) {
+    MPI_Win win;
+    MPI_Win_create(mine.data(), MPI_Aint(n * sizeof(double)), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    std::vector<int64_t> b, e;
+    for (int64_t at = round % 7; at + len <= n; at += 2 * len) {
+      b.push_back(at);
+      e.push_back(at + len - (at / len) % 3);  // lengths len, len - 1, len - 2
+    }
+    b.push_back(n);  // and an empty range
+    e.push_back(n);
+    int64_t total = 0;
+    for (size_t i = 0; i < b.size(); ++i) total += e[i] - b[i];
+    {
+      std::vector<double> got(static_cast<size_t>(total), -1.0);
+      MPI_Win_lock_all(0, win);
+      gpufmm::guard("get_ranges", [&] { gpufmm::mpi::get_ranges(got.data(), b, e, sizeof(double), q, win); });
+      // Checked before the unlock: the data must be there when get_ranges
+      // returns; the buffer is freed right after the epoch.
+      int64_t k = 0;
+      for (size_t i = 0; i < b.size(); ++i)
+        for (int64_t j = b[i]; j < e[i]; ++j) wrong += got[size_t(k++)] != double(q) * 1e9 + double(j);
+      MPI_Win_unlock_all(win);
+    }
+    MPI_Win_free(&win);
+  }
+  expect(wrong == 0, std::to_string(wrong) + " values wrong (gets not complete on return)");
+  finish_test();
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   init();
@@ -466,6 +510,7 @@ int main(int argc, char** argv) {
   gpufmm_context_t ctx = make_context();
   if (rank == 0)
     std::printf("treecode over %d MPI rank(s), %s backend\n", size, use_gpu ? "CUDA (GPU 0 on every rank)" : "CPU");
+  check_remote_gets();
   using gpufmm_test::Dist;
   for (Dist d : {Dist::Uniform, Dist::Plummer})
     for (int type : {GPUFMM_TREECODE_PC, GPUFMM_TREECODE_CP, GPUFMM_TREECODE_CC})
