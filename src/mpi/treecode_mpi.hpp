@@ -68,9 +68,8 @@ class TreecodeMpiPlan : public treecode::Distributed {
   Route src_route, trg_route;     // user's points -> owners
   std::vector<double> own_src, own_trg;  // owned points (3 x n), received order
 
-  // The charge window (nq_local doubles) and, per rank, what this rank gets
-  // of it each evaluate: one hindexed datatype over the ranges, into
-  // remote_q at dst.
+  // The charge window (nq_local doubles) and, per rank, the ranges of it
+  // this rank gets each evaluate (get_ranges, collective.hpp).
   MPI_Win q_win = MPI_WIN_NULL;
   std::vector<double> q_buf;
   struct Fetch {  // charges [begin[i], end[i]) of `rank`, concatenated at staged[dst]
