@@ -329,6 +329,50 @@ void check_two_ranks_error(gpufmm_context_t ctx) {
   finish_test();
 }
 
+// 2 ranks, each rank's LET a minority of the other's points: uniform points
+// with a gap so that the RCB cut gives rank 0 the slab z in [0, 0.5003],
+// just over half its tree's cube. Before the cube grew to hold such a slab
+// in one cell, the points above 0.5 + 2^-13 sat in cells of their own, a
+// few points thick and as wide as the cube; their batches passed the MAC
+// with almost nothing, and rank 0 took 99 % of rank 1's points (26 % the
+// other way). Plans only (no evaluate).
+void check_let_of_slabs(gpufmm_context_t ctx) {
+  if (size != 2) return;
+  const uint64_t seed = shared_seed();
+  test_name = "2 ranks: the LET of a slab just over half its cube (seed " + std::to_string(seed) + ")";
+  const int64_t n = 400000;
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> xyz(size_t(3 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    xyz[3 * i] = u(g);
+    xyz[3 * i + 1] = u(g);
+    xyz[3 * i + 2] = i < n / 2 ? 0.5003 * u(g) : 0.5004 + 0.4996 * u(g);  // half below the gap
+  }
+  const int64_t b = n * rank / size, e = n * (rank + 1) / size;  // any split: RCB redistributes
+  gpufmm_treecode_options_t o;
+  gpufmm_treecode_options_init(&o);
+  o.theta = 0.8;
+  o.degree = 8;
+  o.leaf_size = o.batch_size = 500;
+  gpufmm_treecode_plan_t plan = nullptr;
+  const gpufmm_status_t st =
+      gpufmm_treecode_plan_create_mpi(ctx, MPI_COMM_WORLD, &o, e - b, xyz.data() + 3 * b, 0, nullptr, &plan);
+  expect(st == GPUFMM_SUCCESS, "create: " + last_error());
+  if (st == GPUFMM_SUCCESS) {
+    gpufmm_treecode_info_t info;
+    gpufmm_treecode_plan_info(plan, &info);
+    const double share = double(info.let_points) / double(n - info.nsrc_owned);
+    if (rank == 0 || share > 0.4)
+      std::printf("  rank %d: LET points %lld, %.0f %% of the other rank's\n", rank, (long long)info.let_points,
+                  100 * share);
+    expect(info.nsrc_owned == n / 2, "the RCB cut is not at the gap");
+    expect(share <= 0.4, "the LET holds more than 40 % of the other rank's points");
+    gpufmm_treecode_plan_destroy(plan);
+  }
+  finish_test();
+}
+
 void check_zero_point_ranks(gpufmm_context_t ctx) {
   const uint64_t seed = shared_seed();
   test_name = "all points given on the last rank, equal to the single-process plans (seed " + std::to_string(seed) + ")";
@@ -520,6 +564,7 @@ int main(int argc, char** argv) {
   check_accuracy(ctx, Dist::Uniform, GPUFMM_TREECODE_PC, true, 1e-4);
   check_accuracy(ctx, Dist::Plummer, GPUFMM_TREECODE_CC, false, 1e-3);
   check_two_ranks_error(ctx);
+  check_let_of_slabs(ctx);
   check_zero_point_ranks(ctx);
   check_reuse(ctx);
   check_errors(ctx);

@@ -25,6 +25,12 @@ namespace {
 // papers/001 sec. 3.1) that sits centred in the cube is cut off-centre at
 // every level, into clusters of aspect up to cube side / thickness; from
 // the corner, boxes are whole cubes below the level of the thickness.
+// A thickness just above side / 2^j (an RCB slab is half its cube plus the
+// median's offset) would still leave a sliver of points in cells of their
+// own at level j, as wide as the cube and a few points thick: a batch there
+// passes the MAC with almost no cluster, and on 2 ranks its rank took
+// nearly every point of the other into its LET. The cube then grows by up
+// to 1/8, upwards, until the thickness fits in one cell of level j.
 tree::Options cornered(tree::Options to, const double* xyz, int64_t n) {
   double lo[3], hi[3];
   for (int k = 0; k < 3; ++k) lo[k] = hi[k] = xyz[k];
@@ -39,16 +45,24 @@ tree::Options cornered(tree::Options to, const double* xyz, int64_t n) {
   for (int k = 0; k < 3; ++k) ext = std::max(ext, hi[k] - lo[k]);
   const double margin = 0.25 * (q.side - ext);  // below the lowest corner, and as much above the highest
   if (!(margin > 0) || !std::isfinite(q.side)) return to;  // one point, or extents near overflow: centred
+  double side = q.side;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int k = 0; k < 3; ++k) {
+      const double span = (hi[k] - lo[k] + margin) * tree::kCubeEnlarge;  // from the corner
+      double cell = side;
+      while (cell * 0.5 >= span) cell *= 0.5;  // the smallest cell of a level that holds the span
+      if (cell * 0.5 * 1.125 >= span) side *= span / (cell * 0.5);  // just over half of it: grow
+    }
   double c[3];
-  for (int k = 0; k < 3; ++k) c[k] = lo[k] - margin + 0.5 * q.side;
+  for (int k = 0; k < 3; ++k) c[k] = lo[k] - margin + 0.5 * side;
   // Far from the origin the rounding of the corner can exceed the margin:
   // then the centred cube (which the tree grows until it holds the points).
-  const tree::Cube at = tree::cube_from_center(c, q.side);
+  const tree::Cube at = tree::cube_from_center(c, side);
   for (int k = 0; k < 3; ++k)
     if (!tree::cells_inside(tree::cube_cells(at, k, lo[k])) || !tree::cells_inside(tree::cube_cells(at, k, hi[k])))
       return to;
   to.cube_given = true;
-  to.cube_side = q.side;
+  to.cube_side = side;
   for (int k = 0; k < 3; ++k) to.cube_center[k] = c[k];
   return to;
 }
