@@ -14,7 +14,8 @@
 # OUTDIR/treecode_mpi_gpus.csv and its table to OUTDIR/treecode_mpi_gpus.txt
 # (the order: weak Coulomb, strong Coulomb, weak Yukawa, strong Yukawa, so
 # that a run cut short still leaves whole scaling series). Each run is
-# limited to RUN_LIMIT seconds (default 150).
+# limited to RUN_LIMIT seconds (default 150). KERNELS and SCALINGS select
+# a part (defaults "coulomb yukawa" and "weak strong").
 # Efficiency: weak E_P = T_1 / T_P, strong E_P = T_1 / (P T_P), from the
 # evaluate times (eval_s) or the plan + evaluate times.
 set -uo pipefail
@@ -41,8 +42,8 @@ run() {  # kernel scaling(weak|strong) P
     "$bench" --gpu --kernel "$1" "${size[@]}" --theta "$theta" --degree "$degree" --leaf "$leaf" --repeat 2 --check 100 \
     --csv "$csv" --label "$2" 2>&1 | grep -v "^bench_treecode_mpi: evaluate" | tee -a "$txt"
 }
-for k in coulomb yukawa; do
-  for s in weak strong; do
+for k in ${KERNELS:-coulomb yukawa}; do
+  for s in ${SCALINGS:-weak strong}; do
     for p in $gpus; do run "$k" "$s" "$p"; done
   done
 done
