@@ -221,6 +221,7 @@ gpufmm_status_t gpufmm_fft_plan_info(gpufmm_fft_plan_t plan, gpufmm_fft_info_t* 
       r.sent_multipoles = P.dist->sent_multipoles;
       r.sent_base = P.dist->sent_base;
       r.t_wait = P.dist->t_wait;
+      r.messages = P.dist->device_memory() ? 2 : 1;
     }
     *info = r;
   });

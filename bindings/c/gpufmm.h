@@ -937,6 +937,12 @@ typedef struct gpufmm_fft_info_s {
   int parts;              /* GPUs of this process the plan spans: G of
                              gpufmm_fft_plan_create_multi, else 1 (the
                              host transform then takes n_local parts elements) */
+  int messages;           /* how the halos, the base level and the 2D FFT's
+                             transposition travel: 0 none (one process, one
+                             part), 1 MPI (GPU ranks: through pinned host
+                             memory), 2 NCCL between the GPUs' memories
+                             (several GPUs of one process, or GPU ranks with
+                             a GPU each and NCCL; docs/fmmfft_mpi.md)       */
 } gpufmm_fft_info_t;
 
 /* Fills *opt with the defaults (n = 0: set it). Errors: INVALID_ARGUMENT. */

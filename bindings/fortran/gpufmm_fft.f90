@@ -95,6 +95,9 @@ module gpufmm_fft
      !> GPUs of this process the plan spans: G of gpufmm_fft_plan_create_multi,
      !> else 1 (execute_host then takes n_local * parts elements).
      integer(c_int) :: parts = 0
+     !> How the messages travel: 0 none, 1 MPI (GPU ranks: through host
+     !> memory), 2 NCCL between the GPUs' memories.
+     integer(c_int) :: messages = 0
   end type gpufmm_fft_info
 
   public :: gpufmm_fft_options_init, gpufmm_fft_plan_create, gpufmm_fft_plan_destroy

@@ -4,7 +4,11 @@
 #include <fftw3-mpi.h>
 #include <omp.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <limits>
 #include <mutex>
 #include <utility>
@@ -227,11 +231,59 @@ class FftCluster final : public fmmfft::Cluster {
   }
   void agree(const std::function<void()>& f) const override { collective(comm, f); }
   std::unique_ptr<fmmfft::Distributed> make(const fmmfft::Plan& p) const override {
+    if (p.ctx.on_gpu() && nccl_everywhere(p)) {
+      // NCCL between the GPUs' memories (the Distributed of
+      // plan_create_multi); the plan's own communicator for the agreements.
+      auto own = std::make_shared<OwnComm>(comm);
+      return fmmfft::nccl_distributed(
+          p, G, rank,
+          [&](void* id, int bytes) { check(MPI_Bcast(id, bytes, MPI_BYTE, 0, comm), "MPI_Bcast (NCCL id)"); },
+          [own](const std::function<void()>& f) { collective(own->comm, f); });
+    }
     if (p.single()) return std::make_unique<Exchange<float>>(comm, p);
     return std::make_unique<Exchange<double>>(comm, p);
   }
 
  private:
+  // A duplicate of a communicator, freed with the last reference (unless
+  // MPI is finalized by then).
+  struct OwnComm {
+    explicit OwnComm(MPI_Comm c) {
+      check(MPI_Comm_dup(c, &comm), "MPI_Comm_dup");
+      check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    }
+    ~OwnComm() {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+  };
+  // Collective: every rank has NCCL and a GPU no other rank has (NCCL takes
+  // a GPU once; ranks sharing one send through host memory), and
+  // GPUFMM_MPI_NCCL is not 0 on any rank.
+  bool nccl_everywhere(const fmmfft::Plan& p) const {
+    constexpr int kKey = 128;
+    char key[kKey] = {0};
+    const char* env = std::getenv("GPUFMM_MPI_NCCL");
+    const std::string bus = (env && std::string(env) == "0") ? "" : fmmfft::nccl_device_key(p.ctx);
+    if (!bus.empty()) {
+      char host[MPI_MAX_PROCESSOR_NAME] = {0};
+      int len = 0;
+      check(MPI_Get_processor_name(host, &len), "MPI_Get_processor_name");
+      std::snprintf(key, sizeof key, "%s/%s", host, bus.c_str());
+    }
+    std::vector<char> all(size_t(kKey) * size_t(G));
+    check(MPI_Allgather(key, kKey, MPI_CHAR, all.data(), kKey, MPI_CHAR, comm), "MPI_Allgather (GPU keys)");
+    std::vector<std::string> keys;
+    for (int r = 0; r < G; ++r) keys.emplace_back(all.data() + size_t(r) * kKey);
+    for (int r = 0; r < G; ++r) {
+      if (keys[size_t(r)].empty()) return false;
+      for (int s = 0; s < r; ++s)
+        if (keys[size_t(s)] == keys[size_t(r)]) return false;
+    }
+    return true;
+  }
   MPI_Comm comm;
 };
 

@@ -1,6 +1,8 @@
 // The FMM-FFT across MPI ranks (issue 18; gpufmm_mpi.h), run by CTest under
 // mpirun with 1, 2, 3 and 4 ranks on the CPU (label mpi; `--gpu`: each rank
-// on GPU 0, ranks sharing it, label gpu). Every check is
+// on GPU 0, ranks sharing it, their messages through host memory;
+// `--gpus`: rank r on GPU r mod (GPUs), through NCCL where every rank has
+// a GPU of its own; label gpu). Every check is
 // collective: a rank's failure fails the program on every rank (rank 0
 // prints the summary). With a number of ranks that is not a power of two
 // it checks that every rank gets NOT_SUPPORTED, and stops.
@@ -37,11 +39,12 @@ namespace {
 using namespace mpi_check;
 
 bool use_gpu = false;
+int gpu_of_rank = 0;  // --gpu: 0; --gpus: rank mod (GPUs)
 
-// GPU 0 on every rank with --gpu (ranks share it), else the CPU.
+// The rank's GPU with --gpu or --gpus, else the CPU.
 gpufmm_context_t make_context(bool gpu = use_gpu) {
   gpufmm_context_t c = nullptr;
-  gpufmm_context_create(gpu ? 0 : GPUFMM_DEVICE_CPU, &c);
+  gpufmm_context_create(gpu ? gpu_of_rank : GPUFMM_DEVICE_CPU, &c);
   return c;
 }
 
@@ -142,9 +145,15 @@ void check_transform(int64_t n, int dtype, double eps, int tune = 0, int P = 0, 
                   same, err, info.eps, (unsigned long long)seed);
     expect(same <= tol_same, "differs from the single-process plan by " + std::to_string(same));
     expect(err <= info.eps, "error " + std::to_string(err) + " above eps");
-    // Sec. 5.2's counts (C = 2: complex).
+    // Sec. 5.2's counts (C = 2: complex). NCCL sends the input's points
+    // whole (p = 0 included: 2 C P M_L).
     const int64_t C = 2, P1 = info.p - 1;
-    expect(info.sent_input == 2 * C * P1 * info.ml, "input halo " + std::to_string(info.sent_input));
+    expect(info.messages >= (size > 1 ? 1 : 0) && info.messages <= (use_gpu ? 2 : 1),
+           "info.messages " + std::to_string(info.messages));
+    if (rank == 0 && sign < 0 && size > 1)
+      std::printf("  messages through %s\n", info.messages == 2 ? "NCCL" : "MPI");
+    expect(info.sent_input == 2 * C * (info.messages == 2 ? info.p : P1) * info.ml,
+           "input halo " + std::to_string(info.sent_input));
     expect(info.sent_multipoles == 4 * C * (info.levels - info.base) * P1 * info.q,
            "multipole halos " + std::to_string(info.sent_multipoles));
     expect(info.sent_base * size == (int64_t(1) << info.base) * C * P1 * info.q,
@@ -279,17 +288,22 @@ void check_errors() {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   init();
-  for (int i = 1; i < argc; ++i)
+  bool spread = false;
+  for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--gpu") use_gpu = true;
+    if (std::string(argv[i]) == "--gpus") use_gpu = spread = true;
+  }
   int ndev = 0;
   gpufmm_device_count(&ndev);
+  if (spread && ndev > 0) gpu_of_rank = rank % ndev;
   if (use_gpu && ndev == 0) {
     if (rank == 0) std::printf("--gpu: no GPU on this machine, nothing to test\n");
     MPI_Finalize();
     return 0;
   }
   if (rank == 0)
-    std::printf("FMM-FFT over %d MPI rank(s), %s backend\n", size, use_gpu ? "CUDA (GPU 0 on every rank)" : "CPU");
+    std::printf("FMM-FFT over %d MPI rank(s), %s backend\n", size,
+                !use_gpu ? "CPU" : spread ? "CUDA (rank r on GPU r mod GPUs)" : "CUDA (GPU 0 on every rank)");
   if ((size & (size - 1)) != 0) {
     test_name = "a number of ranks that is not a power of two";
     gpufmm_context_t cpu = make_context();

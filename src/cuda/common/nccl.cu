@@ -33,6 +33,8 @@ const Loaded& loaded() {
       return r;
     }
     bind(lib, "ncclCommInitAll", r.api.CommInitAll, r.missing);
+    bind(lib, "ncclGetUniqueId", r.api.GetUniqueId, r.missing);
+    bind(lib, "ncclCommInitRank", r.api.CommInitRank, r.missing);
     bind(lib, "ncclCommDestroy", r.api.CommDestroy, r.missing);
     bind(lib, "ncclAllGather", r.api.AllGather, r.missing);
     bind(lib, "ncclSend", r.api.Send, r.missing);
@@ -51,7 +53,7 @@ const Nccl& nccl() {
   const Loaded& l = loaded();
   require(l.missing.empty(), GPUFMM_ERROR_NOT_SUPPORTED, l.missing,
           ": the FMM-FFT over several GPUs of one process needs NCCL (libnccl.so.2 on the library path); "
-          "MPI ranks (gpufmm_fft_plan_create_mpi) do not");
+          "MPI ranks (gpufmm_fft_plan_create_mpi) do not (without it they send through host memory)");
   return l.api;
 }
 

@@ -1,7 +1,8 @@
-// NCCL (the several-GPU FMM-FFT of one process), loaded at run time from
-// libnccl.so.2: the library does not link it, so a machine without NCCL
-// runs everything else, and only a plan over several GPUs fails (with
-// NOT_SUPPORTED, saying why). The header (nccl.h) is needed at build time
+// NCCL (the FMM-FFT over several GPUs of one process, or over MPI ranks
+// with one GPU each), loaded at run time from libnccl.so.2: the library
+// does not link it, so a machine without NCCL runs everything else; a plan
+// over several GPUs of one process fails (with NOT_SUPPORTED, saying why),
+// and MPI ranks send through host memory instead. The header (nccl.h) is needed at build time
 // (GPUFMM_HAVE_NCCL).
 #pragma once
 
@@ -12,6 +13,8 @@ namespace cuda {
 
 struct Nccl {
   decltype(&::ncclCommInitAll) CommInitAll = nullptr;
+  decltype(&::ncclGetUniqueId) GetUniqueId = nullptr;
+  decltype(&::ncclCommInitRank) CommInitRank = nullptr;
   decltype(&::ncclCommDestroy) CommDestroy = nullptr;
   decltype(&::ncclAllGather) AllGather = nullptr;
   decltype(&::ncclSend) Send = nullptr;

@@ -1,7 +1,8 @@
 // The FMM-FFT over several GPUs of one process (plan.hpp: plan_create_multi;
 // issue 18): one plan per GPU, made and run by one host thread each, whose
 // Distributed (plan.hpp) is NCCL on a communication stream beside the
-// context's. The stage code is the GPU's (fmmfft.cu) in its device-memory
+// context's. MPI ranks with one GPU each use the same Distributed
+// (nccl_distributed), their communicator made from rank 0's NCCL id. The stage code is the GPU's (fmmfft.cu) in its device-memory
 // mode: the halos, the base level and the 2D FFT's transposition move
 // between the GPUs' memories with no host copy, ordered against the stages
 // by events, and the host threads meet only where the plan agrees on
@@ -10,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -44,10 +46,12 @@ struct Shared {
 // base level L + 1, the transposition L + 2.
 class NcclExchange final : public Distributed {
  public:
-  NcclExchange(Shared& sh, int r, const Plan& p)
-      : sh_(sh), comm_(sh.comms[size_t(r)]), stream_(cuda::stream_of(p.ctx)), device_(p.ctx.device),
-        type_(p.single() ? ncclFloat32 : ncclFloat64), es_(size_t(p.real_bytes())) {
-    G = int(sh.comms.size());
+  using Agree = std::function<void(const std::function<void()>&)>;
+  // comm: rank r's of G; destroyed with the exchange when `owned`.
+  NcclExchange(ncclComm_t comm, bool owned, int G_, int r, const Plan& p, Agree agree)
+      : agree_(std::move(agree)), comm_(comm), owned_(owned), stream_(cuda::stream_of(p.ctx)),
+        device_(p.ctx.device), type_(p.single() ? ncclFloat32 : ncclFloat64), es_(size_t(p.real_bytes())) {
+    G = G_;
     rank = r;
     prev_ = (rank + G - 1) % G;
     next_ = (rank + 1) % G;
@@ -63,6 +67,7 @@ class NcclExchange final : public Distributed {
       if (e) cudaEventDestroy(e);
     if (ready_) cudaEventDestroy(ready_);
     if (comm_stream_) cudaStreamDestroy(comm_stream_);
+    if (owned_ && comm_) cuda::nccl().CommDestroy(comm_);
   }
 
   bool device_memory() const override { return true; }
@@ -116,7 +121,7 @@ class NcclExchange final : public Distributed {
     wait(gather_slot() + 1);  // the 2D FFT goes on at once
   }
 
-  void agree(const std::function<void()>& f) override { sh_.group.agree(rank, f); }
+  void agree(const std::function<void()>& f) override { agree_(f); }
 
  private:
   int gather_slot() const { return int(done_.size()) - 2; }
@@ -129,8 +134,9 @@ class NcclExchange final : public Distributed {
   void posted(int slot) { GPUFMM_CUDA_CHECK(cudaEventRecord(done_[size_t(slot)], comm_stream_)); }
   void wait(int slot) { GPUFMM_CUDA_CHECK(cudaStreamWaitEvent(stream_, done_[size_t(slot)], 0)); }
 
-  Shared& sh_;
+  Agree agree_;
   ncclComm_t comm_;
+  bool owned_;
   cudaStream_t stream_;  // the context's
   int device_;
   ncclDataType_t type_;
@@ -156,7 +162,10 @@ class NcclCluster final : public Cluster {
   double max_over_ranks(double t) const override { return sh_.group.reduce(rank, t, true); }
   void agree(const std::function<void()>& f) const override { sh_.group.agree(rank, f); }
   std::unique_ptr<Distributed> make(const Plan& p) const override {
-    return std::make_unique<NcclExchange>(sh_, rank, p);
+    Shared* sh = &sh_;
+    const int r = rank;
+    return std::make_unique<NcclExchange>(sh_.comms[size_t(r)], false, G, r, p,
+                                          [sh, r](const std::function<void()>& f) { sh->group.agree(r, f); });
   }
 
  private:
@@ -181,6 +190,36 @@ void create_parts(PlanObject& obj, const std::vector<Context*>& ctxs, const Opti
   });
   obj.group = sh;
   obj.parts = std::move(parts);
+}
+
+std::string nccl_device_key(const Context& ctx) {
+  try {
+    cuda::nccl();
+  } catch (const Error&) {
+    return "";
+  }
+  char bus[64] = {0};
+  GPUFMM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, int(sizeof bus), ctx.device));
+  return bus;
+}
+
+std::unique_ptr<Distributed> nccl_distributed(const Plan& p, int G, int rank,
+                                              const std::function<void(void*, int)>& share_id,
+                                              std::function<void(const std::function<void()>&)> agree) {
+  ncclUniqueId id{};
+  if (rank == 0) GPUFMM_NCCL(GetUniqueId, &id);
+  share_id(&id, int(sizeof id));
+  ncclComm_t comm = nullptr;
+  {
+    cuda::DeviceGuard guard(p.ctx.device);
+    GPUFMM_NCCL(CommInitRank, &comm, G, id, rank);
+  }
+  try {
+    return std::make_unique<NcclExchange>(comm, true, G, rank, p, std::move(agree));
+  } catch (...) {
+    cuda::nccl().CommDestroy(comm);
+    throw;
+  }
 }
 
 void execute_parts(PlanObject& obj, const std::vector<const void*>& in, const std::vector<void*>& out, int sign,

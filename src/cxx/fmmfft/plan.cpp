@@ -218,5 +218,25 @@ void execute_multi(PlanObject& obj, const std::vector<const void*>& in, const st
 #endif
 }
 
+std::string nccl_device_key(const Context& ctx) {
+#if defined(GPUFMM_HAVE_CUDA) && defined(GPUFMM_HAVE_NCCL)
+  if (ctx.on_gpu()) return detail::nccl_device_key(ctx);
+#else
+  (void)ctx;
+#endif
+  return "";
+}
+
+std::unique_ptr<Distributed> nccl_distributed(const Plan& p, int G, int rank,
+                                              const std::function<void(void*, int)>& share_id,
+                                              std::function<void(const std::function<void()>&)> agree) {
+#if defined(GPUFMM_HAVE_CUDA) && defined(GPUFMM_HAVE_NCCL)
+  return detail::nccl_distributed(p, G, rank, share_id, std::move(agree));
+#else
+  (void)p, (void)G, (void)rank, (void)share_id, (void)agree;
+  fail(GPUFMM_ERROR_INTERNAL, "NCCL asked of a build without it");
+#endif
+}
+
 }  // namespace fmmfft
 }  // namespace gpufmm

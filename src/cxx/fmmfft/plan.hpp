@@ -250,6 +250,11 @@ struct CpuWorkspace {
 CpuWorkspace cpu_workspace(const Plan& p);
 Machine calibrate_cpu(bool single);
 #if defined(GPUFMM_HAVE_CUDA) && defined(GPUFMM_HAVE_NCCL)
+// nccl_device_key and nccl_distributed below (multi.cu).
+std::string nccl_device_key(const Context& ctx);
+std::unique_ptr<Distributed> nccl_distributed(const Plan& p, int G, int rank,
+                                              const std::function<void(void*, int)>& share_id,
+                                              std::function<void(const std::function<void()>&)> agree);
 // The parts of plan_create_multi and execute_multi over G >= 2 GPUs
 // (src/cuda/fmmfft/multi.cu; the arguments checked).
 void create_parts(PlanObject& obj, const std::vector<Context*>& ctxs, const Options& o);
@@ -295,5 +300,18 @@ std::unique_ptr<PlanObject> plan_create_multi(const std::vector<Context*>& ctxs,
 // an error found in part g's arguments (every part fails with it).
 void execute_multi(PlanObject& obj, const std::vector<const void*>& in, const std::vector<void*>& out, int sign,
                    bool on_context, const std::vector<std::exception_ptr>& early);
+
+// GPU ranks of an MPI plan (src/mpi/fmmfft_mpi.cpp). nccl_device_key: this
+// context's GPU (its PCI bus id), to find ranks that share one; "" when
+// the build has no NCCL header or the machine no libnccl.so.2.
+std::string nccl_device_key(const Context& ctx);
+// The Distributed of rank `rank` of G over NCCL in device memory, as the
+// parts of plan_create_multi have it: share_id(id, bytes) must give every
+// rank rank 0's NCCL id (the MPI part broadcasts it); agree as
+// Distributed::agree. Collective over the G ranks (ncclCommInitRank), one
+// GPU each, every rank with a key.
+std::unique_ptr<Distributed> nccl_distributed(const Plan& p, int G, int rank,
+                                              const std::function<void(void*, int)>& share_id,
+                                              std::function<void(const std::function<void()>&)> agree);
 }  // namespace fmmfft
 }  // namespace gpufmm
