@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     printf("FMM-FFT of N = %lld over %d rank(s), %lld each: P = %d, M_L = %d, L = %d, B = %d, Q = %d\n",
            (long long)n, size, (long long)info.n_local, info.p, info.ml, info.levels, info.base, info.q);
-    printf("rank 0 sent %lld (input halo) + %lld (multipole halos) + %lld (base level) reals, waited %.2e s\n",
-           (long long)info.sent_input, (long long)info.sent_multipoles, (long long)info.sent_base, info.t_wait);
+    printf("rank 0 sent %lld (input halo) + %lld (multipole halos) + %lld (base level) reals, waited %.2e s (%s)\n",
+           (long long)info.sent_input, (long long)info.sent_multipoles, (long long)info.sent_base, info.t_wait,
+           info.messages == 2 ? "NCCL between the GPUs" : info.messages == 1 ? "MPI" : "one rank");
     for (s = 0; s < GPUFMM_FFT_STAGES; ++s)
       printf("  %-9s %9.3e s   model %9.3e s\n", gpufmm_fft_stage_name(s), info.time[s], info.model[s]);
     printf("relative L2 error at %d sampled outputs: %.2e (eps %.0e)\n", NSAMPLE * size, sqrt(sums[0] / sums[1]), eps);

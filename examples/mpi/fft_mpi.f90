@@ -74,8 +74,9 @@ program fft_mpi
      print '(a, i0, a, i0, a, i0, a, i0, a, i0, a, i0, a, i0, a, i0)', 'FMM-FFT of N = ', n, ' over ', nranks, &
           ' rank(s), ', info%n_local, ' each: P = ', info%p, ', M_L = ', info%ml, ', L = ', info%levels, &
           ', B = ', info%base, ', Q = ', info%q
-     print '(a, i0, a, i0, a, i0, a)', 'rank 0 sent ', info%sent_input, ' (input halo) + ', info%sent_multipoles, &
-          ' (multipole halos) + ', info%sent_base, ' (base level) reals'
+     print '(a, i0, a, i0, a, i0, a, i0, a)', 'rank 0 sent ', info%sent_input, ' (input halo) + ', info%sent_multipoles, &
+          ' (multipole halos) + ', info%sent_base, ' (base level) reals (messages: ', info%messages, &
+          '; 1 MPI, 2 NCCL)'
      print '(a, es9.2, a, es7.1, a)', 'relative L2 error at the sampled outputs: ', sqrt(sums(1) / sums(2)), &
           ' (eps ', eps, ')'
   end if
