@@ -206,9 +206,16 @@ std::string nccl_device_key(const Context& ctx) {
 std::unique_ptr<Distributed> nccl_distributed(const Plan& p, int G, int rank,
                                               const std::function<void(void*, int)>& share_id,
                                               std::function<void(const std::function<void()>&)> agree) {
-  ncclUniqueId id{};
-  if (rank == 0) GPUFMM_NCCL(GetUniqueId, &id);
-  share_id(&id, int(sizeof id));
+  // Rank 0's id and whether it got one, so that a failure there fails
+  // every rank instead of leaving them in ncclCommInitRank.
+  struct {
+    ncclUniqueId id;
+    int ok;
+  } msg{};
+  if (rank == 0) msg.ok = cuda::nccl().GetUniqueId(&msg.id) == ncclSuccess;
+  share_id(&msg, int(sizeof msg));
+  require(msg.ok != 0, GPUFMM_ERROR_COMMUNICATION, "ncclGetUniqueId failed on rank 0");
+  const ncclUniqueId& id = msg.id;
   ncclComm_t comm = nullptr;
   {
     cuda::DeviceGuard guard(p.ctx.device);

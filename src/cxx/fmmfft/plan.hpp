@@ -307,7 +307,7 @@ void execute_multi(PlanObject& obj, const std::vector<const void*>& in, const st
 std::string nccl_device_key(const Context& ctx);
 // The Distributed of rank `rank` of G over NCCL in device memory, as the
 // parts of plan_create_multi have it: share_id(id, bytes) must give every
-// rank rank 0's NCCL id (the MPI part broadcasts it); agree as
+// rank rank 0's bytes (its NCCL id; the MPI part broadcasts them); agree as
 // Distributed::agree. Collective over the G ranks (ncclCommInitRank), one
 // GPU each, every rank with a key.
 std::unique_ptr<Distributed> nccl_distributed(const Plan& p, int G, int rank,
