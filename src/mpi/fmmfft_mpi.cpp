@@ -85,16 +85,33 @@ int to_int(int64_t v, const char* what) {
   return int(v);
 }
 
+// A duplicate of a communicator (errors returned, not fatal), freed with
+// its owner unless MPI is finalized by then: the plan's create, each
+// Exchange, the agreements of an NCCL plan. Its messages never meet the
+// user's or another plan's.
+struct OwnComm {
+  explicit OwnComm(MPI_Comm c) {
+    check(MPI_Comm_dup(c, &comm), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  }
+  ~OwnComm() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+  OwnComm(const OwnComm&) = delete;
+  OwnComm& operator=(const OwnComm&) = delete;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
 // The Distributed of one plan: its own duplicate of the communicator (its
 // messages never meet the user's or another plan's), the halo requests in
 // flight, the base level's all-gather, the 2D FFT.
 template <class R>
 class Exchange final : public fmmfft::Distributed {
  public:
-  Exchange(MPI_Comm user, const fmmfft::Plan& p) {
+  Exchange(MPI_Comm user, const fmmfft::Plan& p) : dup_(user), comm_(dup_.comm) {
     using F = FftwMpi<R>;
-    check(MPI_Comm_dup(user, &comm_), "MPI_Comm_dup");
-    check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check(MPI_Comm_rank(comm_, &rank), "MPI_Comm_rank");
     check(MPI_Comm_size(comm_, &G), "MPI_Comm_size");
     prev_ = (rank + G - 1) % G;
@@ -136,9 +153,6 @@ class Exchange final : public fmmfft::Distributed {
     for (auto& pl : plans_)
       if (pl) F::destroy(pl);
     if (buf_) F::release(buf_);
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   }
 
   void halo_begin(int id, const void* block, int64_t units, int64_t unit, int64_t skip, int64_t halo, void* before,
@@ -203,7 +217,8 @@ class Exchange final : public fmmfft::Distributed {
     MPI_Request req[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Datatype type = MPI_DATATYPE_NULL;
   };
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  OwnComm dup_;
+  MPI_Comm comm_;  // dup_'s
   int prev_ = 0, next_ = 0;
   int64_t n_local_ = 0;
   std::vector<Halo> halos_;  // by id: 0 the input, l the multipoles of level l
@@ -245,20 +260,6 @@ class FftCluster final : public fmmfft::Cluster {
   }
 
  private:
-  // A duplicate of a communicator, freed with the last reference (unless
-  // MPI is finalized by then).
-  struct OwnComm {
-    explicit OwnComm(MPI_Comm c) {
-      check(MPI_Comm_dup(c, &comm), "MPI_Comm_dup");
-      check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-    }
-    ~OwnComm() {
-      int finalized = 0;
-      MPI_Finalized(&finalized);
-      if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-    }
-    MPI_Comm comm = MPI_COMM_NULL;
-  };
   // Collective: every rank has NCCL and a GPU no other rank has (NCCL takes
   // a GPU once; ranks sharing one send through host memory), and
   // GPUFMM_MPI_NCCL is not 0 on any rank.
@@ -266,7 +267,14 @@ class FftCluster final : public fmmfft::Cluster {
     constexpr int kKey = 128;
     char key[kKey] = {0};
     const char* env = std::getenv("GPUFMM_MPI_NCCL");
-    const std::string bus = (env && std::string(env) == "0") ? "" : fmmfft::nccl_device_key(p.ctx);
+    std::string bus;
+    if (!(env && std::string(env) == "0")) {
+      try {  // a rank that cannot tell takes the host path with the others
+        bus = fmmfft::nccl_device_key(p.ctx);
+      } catch (const Error&) {
+        bus.clear();
+      }
+    }
     if (!bus.empty()) {
       char host[MPI_MAX_PROCESSOR_NAME] = {0};
       int len = 0;
@@ -294,25 +302,14 @@ std::vector<std::pair<const char*, double>> option_fields(const fmmfft::Options&
           {"tune", double(o.tune)}};
 }
 
-// A duplicate of the user's communicator for the plan's create, freed on
-// every way out.
-struct CommDup {
-  MPI_Comm comm = MPI_COMM_NULL;
-  ~CommDup() {
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<fmmfft::PlanObject> fft_plan_create(Context* ctx, MPI_Comm user_comm, const fmmfft::Options& o,
                                                     std::exception_ptr early) {
   check_comm(user_comm);
 
-  CommDup dup;
-  check(MPI_Comm_dup(user_comm, &dup.comm), "MPI_Comm_dup");
+  const OwnComm dup(user_comm);  // the create's, freed on every way out
   MPI_Comm comm = dup.comm;
-  check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   int size = 1;
   check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   collective(comm, [&] {
