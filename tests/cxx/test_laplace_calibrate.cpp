@@ -184,9 +184,20 @@ TEST(LaplaceCalibration, SmallProblemsMeetEps) {
     gpufmm_laplace_plan_info(plan, &info);
     gpufmm_laplace_plan_destroy(plan);
     const NdErrors e = nd_errors(c.ctx, p, out);
-    const std::string what = "n = " + std::to_string(n) + note();
-    EXPECT_GT(info.calibration_evaluates, 0) << what;
-    EXPECT_GT(info.measured_eps, 0.0) << what;
+    const std::string what = "n = " + std::to_string(n) + ", near-field pairs " +
+                             std::to_string(info.p2p_pairs) + note();
+    // 46 uniform points in 64 boxes have ~11 near-field sources per target,
+    // some draws fewer than the sparse-tree bound: such a plan keeps the
+    // sparse model's p (create.cpp), any other is calibrated.
+    if (double(info.p2p_pairs) < gpufmm::kLaplaceSparseNearPerTarget * double(n)) {
+      EXPECT_EQ(info.calibration_evaluates, 0) << what;
+      EXPECT_EQ(info.p, gpufmm::laplace_p_sparse(gpufmm::fmm::laplace_p_from_eps(1e-6, false),
+                                                      double(info.p2p_pairs) / double(n)))
+          << what;
+    } else {
+      EXPECT_GT(info.calibration_evaluates, 0) << what;
+      EXPECT_GT(info.measured_eps, 0.0) << what;
+    }
     EXPECT_LE(e.pot, 1e-6) << what;
     EXPECT_LE(e.grad, 1e-6) << what;
   }
