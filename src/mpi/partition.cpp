@@ -202,34 +202,57 @@ bool local_only(const Route& r) { return r.send_count.size() == 1; }
 
 }  // namespace
 
-void route_forward(MPI_Comm comm, const Route& r, const double* local, double* owned, int width) {
+namespace {
+
+// out[k] = in[order[k]] (pack) or out[order[k]] = in[k] (unpack), `width`
+// doubles per point, over the host's threads.
+void permute(const std::vector<int64_t>& order, const double* in, double* out, int width, bool pack) {
+  const int64_t n = int64_t(order.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = order[size_t(k)];
+    for (int d = 0; d < width; ++d) {
+      if (pack)
+        out[k * width + d] = in[i * width + d];
+      else
+        out[i * width + d] = in[k * width + d];
+    }
+  }
+}
+
+double* grown(std::vector<double>& scratch, size_t n) {
+  if (scratch.size() < n) scratch.resize(n);
+  return scratch.data();
+}
+
+}  // namespace
+
+void route_forward(MPI_Comm comm, const Route& r, const double* local, double* owned, int width,
+                   std::vector<double>& scratch) {
   if (local_only(r)) {
-    for (size_t k = 0; k < r.order.size(); ++k)
-      for (int d = 0; d < width; ++d) owned[k * width + d] = local[r.order[k] * width + d];
+    permute(r.order, local, owned, width, true);
     return;
   }
-  std::vector<double> buf(r.order.size() * size_t(width));
-  for (size_t k = 0; k < r.order.size(); ++k)
-    for (int d = 0; d < width; ++d) buf[k * width + d] = local[r.order[k] * width + d];
+  double* buf = grown(scratch, r.order.size() * size_t(width));
+  permute(r.order, local, buf, width, true);
   const auto sc = scaled(r.send_count, width), sd = scaled(r.send_displ, width);
   const auto rc = scaled(r.recv_count, width), rd = scaled(r.recv_displ, width);
-  check(MPI_Alltoallv(buf.data(), sc.data(), sd.data(), MPI_DOUBLE, owned, rc.data(), rd.data(), MPI_DOUBLE, comm),
+  check(MPI_Alltoallv(buf, sc.data(), sd.data(), MPI_DOUBLE, owned, rc.data(), rd.data(), MPI_DOUBLE, comm),
         "MPI_Alltoallv");
 }
 
-void route_back(MPI_Comm comm, const Route& r, const double* owned, double* local, int width) {
+void route_back(MPI_Comm comm, const Route& r, const double* owned, double* local, int width,
+                std::vector<double>& scratch) {
   if (local_only(r)) {
-    for (size_t k = 0; k < r.order.size(); ++k)
-      for (int d = 0; d < width; ++d) local[r.order[k] * width + d] = owned[k * width + d];
+    permute(r.order, owned, local, width, false);
     return;
   }
-  std::vector<double> buf(r.order.size() * size_t(width));
+  double* buf = grown(scratch, r.order.size() * size_t(width));
   const auto sc = scaled(r.send_count, width), sd = scaled(r.send_displ, width);
   const auto rc = scaled(r.recv_count, width), rd = scaled(r.recv_displ, width);
-  check(MPI_Alltoallv(owned, rc.data(), rd.data(), MPI_DOUBLE, buf.data(), sc.data(), sd.data(), MPI_DOUBLE, comm),
+  check(MPI_Alltoallv(owned, rc.data(), rd.data(), MPI_DOUBLE, buf, sc.data(), sd.data(), MPI_DOUBLE, comm),
         "MPI_Alltoallv");
-  for (size_t k = 0; k < r.order.size(); ++k)
-    for (int d = 0; d < width; ++d) local[r.order[k] * width + d] = buf[k * width + d];
+  permute(r.order, buf, local, width, false);
 }
 
 }  // namespace mpi

@@ -40,9 +40,13 @@ Route make_route(MPI_Comm comm, const std::vector<int>& owner);
 
 // Moves `width` doubles per point: forward from the local points (local
 // order) to the owned points (received order); back from the owned points
-// to the local points.
-void route_forward(MPI_Comm comm, const Route& r, const double* local, double* owned, int width);
-void route_back(MPI_Comm comm, const Route& r, const double* owned, double* local, int width);
+// to the local points. `scratch` holds the packed values (grown as needed,
+// kept by the caller so that repeated evaluates reuse its pages); the
+// packing runs on the host's OpenMP threads.
+void route_forward(MPI_Comm comm, const Route& r, const double* local, double* owned, int width,
+                   std::vector<double>& scratch);
+void route_back(MPI_Comm comm, const Route& r, const double* owned, double* local, int width,
+                std::vector<double>& scratch);
 
 }  // namespace mpi
 }  // namespace gpufmm

@@ -67,6 +67,9 @@ class TreecodeMpiPlan : public treecode::Distributed {
   int64_t nsrc_global = 0, ntrg_global = 0;
   Route src_route, trg_route;     // user's points -> owners
   std::vector<double> own_src, own_trg;  // owned points (3 x n), received order
+  // Evaluate: the owned points' charges, potentials and gradients, and the
+  // routes' packing buffer (kept from one evaluate to the next).
+  std::vector<double> own_q, own_pot, own_grad, route_buf;
 
   // The charge window (nq_local doubles) and, per rank, the ranges of it
   // this rank gets each evaluate (get_ranges, collective.hpp).
