@@ -20,7 +20,9 @@
 // GPUs), ranks sharing one when there are fewer GPUs than ranks.
 //
 // Columns: times are the maximum over the ranks (create phases as
-// gpufmm_treecode_info_t names them; evaluate: the best of R, with its
+// gpufmm_treecode_info_t names them; local: the rest of the create, i.e. the
+// argument checks and the rank's plan over its own points before the LET;
+// evaluate: the best of R, with its
 // route, exchange, modified charges, near field and downward parts); LET:
 // the largest and the mean over the ranks of the remote points and clusters
 // a rank's lists use, and of the bytes it gets; balance: the largest owned
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
   // Maxima and means over the ranks.
   const gpufmm_treecode_info_t& I = plan_info;
   const double plan_s = max_over_ranks(I.plan_seconds), rcb = max_over_ranks(I.t_rcb),
-               redist = max_over_ranks(I.t_redistribute), local = max_over_ranks(I.t_plan_tree + I.t_plan_lists),
+               redist = max_over_ranks(I.t_redistribute), local = max_over_ranks(I.plan_seconds - I.t_rcb - I.t_redistribute - I.t_let_tree - I.t_let_data),
                let_tree = max_over_ranks(I.t_let_tree), let_data = max_over_ranks(I.t_let_data);
   const double route = max_over_ranks(best.t_route), exch = max_over_ranks(best.t_exchange),
                up = max_over_ranks(best.t_precompute), nf = max_over_ranks(best.t_compute),
