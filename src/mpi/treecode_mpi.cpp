@@ -2,6 +2,7 @@
 #include "mpi/treecode_mpi.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -250,13 +251,26 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
       D.volume.let_bytes_points += int64_t(sizeof(double)) * 3 * used[q].total;
     }
     check(MPI_Win_unlock_all(pts_win), "MPI_Win_unlock_all (point window)");
-    // The points of each point set, in set order.
+    // The points of each point set, in set order: where each set's points
+    // lie in what was got, then the copies over the threads.
     for (int q = 0; q < size; ++q) {
       const RemoteSources& S = R[q];
+      std::vector<std::array<int64_t, 3>> copies;  // from (in staged), to, length; points
+      int64_t total = 0;
       for (size_t k = 0; k < S.sets.size(); ++k) {
         if (S.sets[k] >= S.boxes.n) continue;
-        const int64_t at = used[q].position(S.set_begin(P, k)), len = S.set_end(P, k) - S.set_begin(P, k);
-        xyz[q].insert(xyz[q].end(), staged[q].begin() + 3 * at, staged[q].begin() + 3 * (at + len));
+        const int64_t len = S.set_end(P, k) - S.set_begin(P, k);
+        copies.push_back({used[q].position(S.set_begin(P, k)), total, len});
+        total += len;
+      }
+      xyz[q].resize(size_t(3 * total));
+      const int64_t nc = int64_t(copies.size());
+      const double* from = staged[q].data();
+      double* to = xyz[q].data();
+#pragma omp parallel for schedule(dynamic, 64)
+      for (int64_t c = 0; c < nc; ++c) {
+        const auto& e = copies[size_t(c)];
+        std::copy(from + 3 * e[0], from + 3 * (e[0] + e[2]), to + 3 * e[1]);
       }
     }
   });

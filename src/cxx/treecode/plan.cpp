@@ -389,6 +389,13 @@ void append_remote(Plan& P, const std::vector<RemoteSources>& R, const std::vect
   const int np3 = P.np3;
   std::vector<double> u(static_cast<size_t>(P.np1));
   approx::cheb_units(P.par.degree, u.data());
+  // First the sets (where each one's coordinates go), then the coordinates,
+  // set by set over the threads.
+  struct Fill {
+    int32_t r, k;
+    int64_t at, len, from;  // combined index, points; from: point in xyz[r], or -1 for proxies
+  };
+  std::vector<Fill> fills;
   int64_t nq = P.nq_local + P.nq_remote;
   for (size_t r = 0; r < R.size(); ++r) {
     const RemoteSources& S = R[r];
@@ -402,20 +409,31 @@ void append_remote(Plan& P, const std::vector<RemoteSources>& R, const std::vect
       P.sset_begin.push_back(int32_t(nq));
       P.sset_end.push_back(int32_t(nq + len));
       P.remote_proxy.push_back(prox ? 1 : 0);
-      P.sxyz.resize(size_t(3 * (nq + len)));
-      if (prox) {
-        const Box& bx = S.boxes.box[S.prox_box[size_t(S.sets[k] - S.boxes.n)]];
-        for (int j = 0; j < np3; ++j) proxy_point(P.par.degree, u.data(), bx, j, &P.sxyz[3 * (nq + j)]);
-      } else {
+      fills.push_back({int32_t(r), int32_t(k), nq, len, prox ? -1 : m});
+      if (!prox) {
         require(3 * (m + len) <= int64_t(xyz[r].size()), GPUFMM_ERROR_INTERNAL,
                 "remote points: fewer coordinates than the sets need");
-        std::copy(xyz[r].begin() + 3 * m, xyz[r].begin() + 3 * (m + len), P.sxyz.begin() + 3 * nq);
         m += len;
       }
       nq += len;
       ++P.nsets_s;
     }
     for (const auto& e : S.pairs) P.pairs.push_back({e.first, int32_t(first_set + e.second)});
+  }
+  P.sxyz.resize(size_t(3 * nq));
+  const int64_t nf = int64_t(fills.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t i = 0; i < nf; ++i) {
+    const Fill& f = fills[size_t(i)];
+    const RemoteSources& S = R[size_t(f.r)];
+    double* out = &P.sxyz[size_t(3 * f.at)];
+    if (f.from < 0) {
+      const Box& bx = S.boxes.box[S.prox_box[size_t(S.sets[size_t(f.k)] - S.boxes.n)]];
+      for (int j = 0; j < np3; ++j) proxy_point(P.par.degree, u.data(), bx, j, out + 3 * j);
+    } else {
+      const std::vector<double>& x = xyz[size_t(f.r)];
+      std::copy(x.begin() + 3 * f.from, x.begin() + 3 * (f.from + f.len), out);
+    }
   }
   P.nq_remote = nq - P.nq_local;
   P.times.lists += now() - t0;
@@ -442,19 +460,26 @@ void finish(Plan& P) {
   };
   P.row_sources.assign(size_t(P.nsets_t), 0);
   Stats& st = P.stats;
+  int64_t approx_pairs = 0, direct_pairs = 0, max_row = P.max_row_sources;
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : approx_pairs, direct_pairs) reduction(max : max_row)
   for (int64_t r = 0; r < P.nsets_t; ++r) {
     const int64_t nt = P.tset_end[r] - P.tset_begin[r];
+    int64_t row = 0;
     for (int64_t e = P.list_offsets[r]; e < P.list_offsets[r + 1]; ++e) {
       const int32_t c = P.list_index[e];
       const int64_t ns = P.sset_end[c] - P.sset_begin[c];
-      P.row_sources[r] += ns;
+      row += ns;
       if (r >= P.nbatch || proxy_set(c))
-        st.approx_pairs += nt * ns;
+        approx_pairs += nt * ns;
       else
-        st.direct_pairs += nt * ns;
+        direct_pairs += nt * ns;
     }
-    P.max_row_sources = std::max(P.max_row_sources, P.row_sources[r]);
+    P.row_sources[r] = row;
+    max_row = std::max(max_row, row);
   }
+  st.approx_pairs += approx_pairs;
+  st.direct_pairs += direct_pairs;
+  P.max_row_sources = max_row;
   st.list_entries = int64_t(pairs.size());
   st.source_proxies = int64_t(P.sprox_box.size());
   st.target_proxies = int64_t(P.tprox_box.size());
