@@ -200,10 +200,6 @@ std::vector<int> scaled(const std::vector<int>& v, int width) {
 // identity for RCB's single group); no MPI transfer.
 bool local_only(const Route& r) { return r.send_count.size() == 1; }
 
-}  // namespace
-
-namespace {
-
 // out[k] = in[order[k]] (pack) or out[order[k]] = in[k] (unpack), `width`
 // doubles per point, over the host's threads.
 void permute(const std::vector<int64_t>& order, const double* in, double* out, int width, bool pack) {
@@ -220,12 +216,12 @@ void permute(const std::vector<int64_t>& order, const double* in, double* out, i
   }
 }
 
-double* grown(std::vector<double>& scratch, size_t n) {
-  if (scratch.size() < n) scratch.resize(n);
-  return scratch.data();
-}
-
 }  // namespace
+
+double* grown(std::vector<double>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
 
 void route_forward(MPI_Comm comm, const Route& r, const double* local, double* owned, int width,
                    std::vector<double>& scratch) {

@@ -48,5 +48,9 @@ void route_forward(MPI_Comm comm, const Route& r, const double* local, double* o
 void route_back(MPI_Comm comm, const Route& r, const double* owned, double* local, int width,
                 std::vector<double>& scratch);
 
+// v grown (never shrunk) to hold at least n values; its data. Buffers kept
+// from one call to the next keep their pages.
+double* grown(std::vector<double>& v, size_t n);
+
 }  // namespace mpi
 }  // namespace gpufmm

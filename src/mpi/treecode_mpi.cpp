@@ -373,15 +373,11 @@ void TreecodeMpiPlan::evaluate(const treecode::EvalArgs& a) {
   const Route& tr = same ? src_route : trg_route;
   // The owned points' buffers live in the plan: a reused plan touches no
   // new pages (at 1e7 points a rank they are 400 MB).
-  auto sized = [](std::vector<double>& v, int64_t n) {
-    if (int64_t(v.size()) < n) v.resize(size_t(n));
-    return v.data();
-  };
-  double* q = sized(own_q, std::max<int64_t>(1, src_route.nrecv));
+  double* q = grown(own_q, size_t(std::max<int64_t>(1, src_route.nrecv)));
   route_forward(comm, src_route, charges, q, 1, route_buf);
   double route_time = MPI_Wtime() - t;
-  double* pot = want[0] ? sized(own_pot, std::max<int64_t>(1, tr.nrecv)) : nullptr;
-  double* grad = want[1] ? sized(own_grad, std::max<int64_t>(1, 3 * tr.nrecv)) : nullptr;
+  double* pot = want[0] ? grown(own_pot, size_t(std::max<int64_t>(1, tr.nrecv))) : nullptr;
+  double* grad = want[1] ? grown(own_grad, size_t(std::max<int64_t>(1, 3 * tr.nrecv))) : nullptr;
   treecode::EvalArgs la;
   la.charges = q;
   la.pot = pot;
