@@ -780,6 +780,15 @@ typedef struct gpufmm_treecode_options_s {
   int precision;          /* GPUFMM_FLOAT64 (default) or GPUFMM_FLOAT32            */
   int grad;               /* 1 (default): eps holds for the gradient too; 0: for
                              the potential only (a cheaper plan)                    */
+  int calibrate;          /* with theta or degree from eps: 0 (default): from the
+                             worst-case error table (no test evaluates; 100-1000x
+                             below eps on uniform points); 1: the cheapest of the
+                             table's (theta, degree) whose error, measured by
+                             evaluates of this plan on two reference charge sets
+                             at up to 2048 sampled targets against the direct
+                             sum, is within eps/2 (3-10 test evaluates, each an
+                             evaluate's time: for plans evaluated many times;
+                             docs/treecode.md). Single-process plans only     */
 } gpufmm_treecode_options_t;
 
 typedef struct gpufmm_treecode_info_s {
@@ -824,6 +833,9 @@ typedef struct gpufmm_treecode_info_s {
                                  results back                                 */
   double t_exchange;          /* last evaluate: charges and modified charges
                                  of other ranks (one-sided)                   */
+  int calibration_evaluates;  /* test evaluates of options.calibrate (0: none) */
+  double measured_eps;      /* the error they measured for theta and degree
+                                 (0: not measured)                            */
 } gpufmm_treecode_info_t;
 
 /* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */

@@ -34,6 +34,7 @@ void defaults(gpufmm_treecode_options_t* o) {
   o->type = int(d.type);
   o->precision = int(d.precision);
   o->grad = d.grad ? 1 : 0;
+  o->calibrate = d.calibrate ? 1 : 0;
 }
 
 }  // namespace
@@ -60,6 +61,8 @@ treecode::Options treecode_options(const gpufmm_treecode_options_t* opt) {
   o.precision = checked_precision(c.precision, "options field 'precision'");
   require_flag(c.grad, "grad");
   o.grad = c.grad == 1;
+  require_flag(c.calibrate, "calibrate");
+  o.calibrate = c.calibrate == 1;
   treecode::validate(o);
   return o;
 }
@@ -183,6 +186,8 @@ gpufmm_status_t gpufmm_treecode_plan_info(gpufmm_treecode_plan_t plan, gpufmm_tr
     r.t_compute = P.times.nearfield;
     r.t_downward = P.times.downward;
     r.t_total = P.times.total;
+    r.calibration_evaluates = P.calibration_evaluates;
+    r.measured_eps = P.measured_eps;
     r.nranks = 1;
     r.nsrc_owned = r.nsrc_global = P.nsrc;
     r.ntrg_owned = r.ntrg_global = P.ntrg;

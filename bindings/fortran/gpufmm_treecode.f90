@@ -61,6 +61,7 @@ module gpufmm_treecode_mod
      integer(c_int) :: type = GPUFMM_TREECODE_PC  !< GPUFMM_TREECODE_PC, _CP or _CC
      integer(c_int) :: precision = GPUFMM_FLOAT64  !< arithmetic: GPUFMM_FLOAT64 or GPUFMM_FLOAT32
      integer(c_int) :: grad = 1                !< 1: eps holds for the gradient too; 0: for the potential only
+     integer(c_int) :: calibrate = 0           !< 1: theta, degree from this plan's measured error (test evaluates)
   end type gpufmm_treecode_options
 
   !> What gpufmm_treecode_plan_info returns: the C struct
@@ -104,6 +105,8 @@ module gpufmm_treecode_mod
      real(c_double) :: t_let_data = 0              !< create: other ranks' points, the set-up
      real(c_double) :: t_route = 0                 !< last evaluate: charges to owners, results back
      real(c_double) :: t_exchange = 0              !< last evaluate: other ranks' charges (one-sided)
+     integer(c_int) :: calibration_evaluates = 0   !< test evaluates of options%calibrate (0: none)
+     real(c_double) :: measured_eps = 0          !< the error they measured (0: not measured)
   end type gpufmm_treecode_info
 
   public :: gpufmm_treecode_options_init, gpufmm_treecode_plan_create, gpufmm_treecode_plan_destroy

@@ -43,6 +43,7 @@ struct TreecodeCase {
   int leaf = 0;           // leaf and batch size (0: the plan's)
   bool require_approx = true;  // fail when the plan used no approximation
   const gpufmm_kernel_t* user = nullptr;  // set: this kernel (a user kernel; kernel.name names it)
+  bool calibrate = false;  // options.calibrate
 };
 
 struct TreecodeResult {
@@ -53,10 +54,10 @@ struct TreecodeResult {
 
 inline std::string describe(const TreecodeCase& c, uint64_t seed) {
   char b[256];
-  std::snprintf(b, sizeof b, "%s %s %s eps %.0e %s %s n %lld leaf %d seed %llu", c.kernel.name.c_str(),
+  std::snprintf(b, sizeof b, "%s %s %s eps %.0e %s %s n %lld leaf %d%s seed %llu", c.kernel.name.c_str(),
                 treecode_type_name(c.type), dist_name(c.dist), c.eps,
                 c.precision == GPUFMM_FLOAT64 ? "double" : "float", c.at_sources ? "at-sources" : "separate",
-                (long long)c.n, c.leaf, (unsigned long long)seed);
+                (long long)c.n, c.leaf, c.calibrate ? " calibrated" : "", (unsigned long long)seed);
   return b;
 }
 
@@ -85,6 +86,7 @@ inline TreecodeResult check_treecode(gpufmm_context_t ctx, const TreecodeCase& c
   o.type = c.type;
   o.precision = c.precision;
   o.leaf_size = o.batch_size = c.leaf;
+  o.calibrate = c.calibrate ? 1 : 0;
   gpufmm_treecode_plan_t plan = nullptr;
   const gpufmm_status_t st = gpufmm_treecode_plan_create(ctx, &o, c.n, src.data(), nt,
                                                          c.at_sources ? nullptr : trg.data(), &plan);

@@ -130,6 +130,44 @@ TEST_F(Treecode, HighAccuracy) {
   }
 }
 
+// options.calibrate: on the same points and charges as the table's plan,
+// the calibrated plan meets eps, spends no more work per target (the work
+// model of choose_params: (n+1)^3 / theta^3) and reports the test
+// evaluates and a measured error within eps / 2 (the margin). Uniform points
+// sit far below the table's worst case, so there the calibration must pick
+// cheaper parameters; every distribution of the tests, Coulomb and the
+// regularized Yukawa kernel, sources = targets and separate.
+TEST_F(Treecode, CalibratedPlansMeetEpsWithLessWork) {
+  auto work = [](const gpufmm_treecode_info_t& i) { return std::pow(i.degree + 1.0, 3) / std::pow(i.theta, 3); };
+  const auto kernels = gpufmm_test::treecode_kernels();
+  int alt = 0;
+  for (double eps : {1e-4, 1e-6})
+    for (Dist dist : {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer}) {
+      TreecodeCase c;
+      c.kernel = kernels[alt % 2 == 0 ? 0 : kernels.size() - 1];
+      c.eps = eps;
+      c.dist = dist;
+      c.n = 12000;
+      c.sample = 500;
+      c.leaf = 200;
+      c.at_sources = alt++ % 2 == 0;
+      const uint64_t seed = gpufmm_test::treecode_seed();
+      const auto table = check_treecode(ctx, c, seed);
+      c.calibrate = true;
+      const auto cal = check_treecode(ctx, c, seed);
+      EXPECT_EQ(table.info.calibration_evaluates, 0);
+      EXPECT_EQ(table.info.measured_eps, 0.0);
+      EXPECT_GE(cal.info.calibration_evaluates, 2);
+      EXPECT_GT(cal.info.measured_eps, 0.0);
+      EXPECT_LE(work(cal.info), work(table.info)) << "theta " << cal.info.theta << " n " << cal.info.degree
+                                                  << " against " << table.info.theta << " n " << table.info.degree;
+      if (cal.info.theta != table.info.theta || cal.info.degree != table.info.degree)
+        EXPECT_LE(cal.info.measured_eps, eps / 2);
+      if (dist == Dist::Uniform)
+        EXPECT_LT(work(cal.info), work(table.info)) << "uniform points: the table's parameters kept";
+    }
+}
+
 // Points far from the origin (a unit cube at 1e12, 1e14, -1e15): the
 // proxies of small clusters would round onto each other there (NaN at 1e15
 // before geometry.hpp widened such boxes); the potential stays within eps
@@ -329,6 +367,8 @@ TEST_F(Treecode, BadOptionsAreRefusedByName) {
   expect_error(create(o), GPUFMM_ERROR_INVALID_ARGUMENT, "precision");
   o = d, o.grad = 2;
   expect_error(create(o), GPUFMM_ERROR_INVALID_ARGUMENT, "grad");
+  o = d, o.calibrate = -1;
+  expect_error(create(o), GPUFMM_ERROR_INVALID_ARGUMENT, "calibrate");
   o = d, o.kernel.type = 9;
   expect_error(create(o), GPUFMM_ERROR_INVALID_ARGUMENT, "kernel");
   o = d, o.kernel.type = GPUFMM_KERNEL_YUKAWA, o.kernel.nparams = 1, o.kernel.params[0] = -0.5;

@@ -462,6 +462,18 @@ void check_errors(gpufmm_context_t ctx) {
   }
   finish_test();
 
+  test_name = "calibrate (single-process plans only) fails every rank, naming the field";
+  {
+    gpufmm_treecode_options_t o;
+    gpufmm_treecode_options_init(&o);
+    o.calibrate = 1;
+    const gpufmm_status_t st = gpufmm_treecode_plan_create_mpi(ctx, MPI_COMM_WORLD, &o, n, s.data(), 0, nullptr, &plan);
+    const std::string msg = last_error();
+    expect(st == GPUFMM_ERROR_INVALID_ARGUMENT && plan == nullptr, "status " + std::to_string(st));
+    expect(msg.find("'calibrate'") != std::string::npos, "the message does not name the field: " + msg);
+  }
+  finish_test();
+
   test_name = "a NaN charge on the last rank fails every rank, outputs untouched";
   {
     gpufmm_treecode_options_t o;

@@ -25,7 +25,7 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: gpufmm treecode --n N [--kernel coulomb|yukawa|reg-coulomb|reg-yukawa] [--kappa K]\n"
                "                       [--delta D] [--eps E | --theta T --degree D] [--leaf L] [--batch B]\n"
-               "                       [--type pc|cp|cc] [--grad] [--float] [--check K] [--cpu|--gpu]\n"
+               "                       [--type pc|cp|cc] [--grad] [--float] [--calibrate] [--check K] [--cpu|--gpu]\n"
                "                       [--dist uniform|ellipsoid|plummer|clusters] [--targets M] [--seed S]\n"
                "  --n        number of sources (required); charges uniform in (-1, 1) as in papers/001\n"
                "  --kernel   coulomb 1/r (default), yukawa exp(-kappa r)/r, reg-coulomb 1/sqrt(r^2 + delta^2),\n"
@@ -40,6 +40,8 @@ void usage(FILE* out) {
                "  --type     pc particle-cluster (default), cp cluster-particle, cc cluster-cluster\n"
                "  --grad     compute the gradient too, eps holding for it (default: potential only)\n"
                "  --float    single-precision arithmetic (default double)\n"
+               "  --calibrate  theta and degree from eps by the plan's measured error (test evaluates at\n"
+               "             the create; default: from the worst-case error table)\n"
                "  --check    compare K sampled targets with the direct sum (default 200; 0: no check)\n"
                "  --dist     point distribution of sources and targets (default uniform)\n"
                "  --targets  M separate targets from the same distribution (default: at the sources)\n"
@@ -102,7 +104,7 @@ int run_treecode(const std::vector<std::string>& args) {
   if (!gpufmm_cli::check_known(args,
                                {"--n", "--kernel", "--kappa", "--delta", "--eps", "--theta", "--degree", "--leaf",
                                 "--batch", "--type", "--check", "--dist", "--targets", "--seed"},
-                               {"--grad", "--float", "--cpu", "--gpu"})) {
+                               {"--grad", "--float", "--calibrate", "--cpu", "--gpu"})) {
     usage(stderr);
     return 2;
   }
@@ -172,6 +174,7 @@ int run_treecode(const std::vector<std::string>& args) {
   opt.type = type;
   opt.precision = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
   opt.grad = want_grad ? 1 : 0;
+  opt.calibrate = gpufmm_cli::has_flag(args, "--calibrate") ? 1 : 0;
   gpufmm_treecode_plan_t plan = nullptr;
   progress.stage("plan");
   if (gpufmm_treecode_plan_create(ctx, &opt, n, src.data(), m > 0 ? m : 0, m > 0 ? trg.data() : nullptr, &plan) !=
@@ -228,6 +231,9 @@ int run_treecode(const std::vector<std::string>& args) {
               info.batch_size);
   if (theta > 0 && degree >= 0)
     std::printf(" (theta and degree given; predicted error %.1e)\n", info.predicted_error);
+  else if (info.calibration_evaluates > 0)
+    std::printf(" (from eps %.1e, calibrated: measured error %.1e in %d test evaluates)\n", eps,
+                info.measured_eps, info.calibration_evaluates);
   else
     std::printf(" (from eps %.1e; predicted error %.1e)\n", eps, info.predicted_error);
   std::printf("clusters: %lld source (%lld with proxies), %lld target (%lld with proxies), %lld batches\n",

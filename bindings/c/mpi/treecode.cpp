@@ -27,6 +27,9 @@ gpufmm_status_t gpufmm_treecode_plan_create_mpi(gpufmm_context_t ctx, MPI_Comm c
       *plan = nullptr;
       c = checked_context(ctx);
       o = capi::treecode_options(opt);
+      require(!o.calibrate, GPUFMM_ERROR_INVALID_ARGUMENT,
+              "options field 'calibrate' = 1 is for single-process plans (an MPI plan takes theta and degree "
+              "from the error table, or as given)");
     } catch (...) {
       early = std::current_exception();
     }

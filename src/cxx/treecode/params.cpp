@@ -54,6 +54,15 @@ double predicted_error(double theta, int degree, bool grad) {
   return std::exp(e);
 }
 
+double predicted_work(double theta, int degree) { return std::pow(degree + 1.0, 3) / (theta * theta * theta); }
+
+std::vector<std::pair<double, int>> table_candidates() {
+  std::vector<std::pair<double, int>> c;
+  for (double th : kThetas)
+    for (int n = 0; n <= kMaxTableDegree; ++n) c.emplace_back(th, n);
+  return c;
+}
+
 Params choose_params(const Options& o, bool gpu, int64_t nsrc, int64_t ntrg) {
   (void)nsrc;
   (void)ntrg;
@@ -69,7 +78,7 @@ Params choose_params(const Options& o, bool gpu, int64_t nsrc, int64_t ntrg) {
       const bool ok = (o.theta > 0 && o.degree >= 0) ||
                       (predicted_error(th, deg, false) <= target && (!o.grad || predicted_error(th, deg, true) <= target));
       if (ok) {
-        const double cost = std::pow(deg + 1.0, 3) / (th * th * th);
+        const double cost = predicted_work(th, deg);
         if (cost < best) best = cost, p.theta = th, p.degree = deg;
         break;
       }

@@ -505,6 +505,7 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
                                   int64_t ntrg, const double* targets) {
   auto P = plan_build(ctx, o, nsrc, sources, ntrg, targets);
   finish(*P);
+  if (o.calibrate) calibrate(P, sources, targets);
   return P;
 }
 

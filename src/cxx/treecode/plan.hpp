@@ -58,6 +58,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/context.hpp"
@@ -85,6 +86,7 @@ struct Options {
   Type type = Type::kPC;
   gpufmm_dtype_t precision = GPUFMM_FLOAT64;
   bool grad = true;    // eps holds for the gradient too (else the potential only)
+  bool calibrate = false;  // theta, n from eps: from this plan's measured error (calibrate.cpp)
 };
 
 // The smallest eps a float plan accepts.
@@ -106,8 +108,16 @@ struct Params {
 Params choose_params(const Options& o, bool gpu, int64_t nsrc, int64_t ntrg);
 
 // Predicted relative L2 error of (theta, n) for the potential (grad false)
-// or the gradient (params.cpp; measured on uniform points).
+// or the gradient (params.cpp: the largest measured over clustered points).
 double predicted_error(double theta, int degree, bool grad);
+// The work per target that choose_params compares: ~ (n+1)^3 proxies of
+// ~ 1/theta^3 clusters.
+double predicted_work(double theta, int degree);
+// Every (theta, n) of the error table's grid.
+std::vector<std::pair<double, int>> table_candidates();
+
+// A calibrated plan's measured error lands within eps / kCalibrationMargin.
+constexpr double kCalibrationMargin = 2.0;
 
 // Box arrays of one point set (host copies, from the tree).
 struct Boxes {
@@ -194,13 +204,15 @@ class Plan : public ContextChild {
   Stats stats;
   Timings times;
   double plan_seconds = 0;
+  int calibration_evaluates = 0;  // test evaluates of options.calibrate (0: none)
+  double measured_eps = 0;      // the error they measured for par (0: not measured)
   std::mutex mutex;  // evaluate / info run one at a time per plan
   std::unique_ptr<CudaPlan, CudaPlanDeleter> gpu;
 };
 
 // Checks, trees, geometry, lists; backend set-up. sources / targets: 3 x n
 // doubles in host memory; targets NULL: at the sources (ntrg ignored).
-// It is plan_build, then finish.
+// It is plan_build, then finish, then calibrate.
 std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
                                   int64_t ntrg, const double* targets);
 
@@ -212,6 +224,11 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
 std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
                                  int64_t ntrg, const double* targets, const Params* par = nullptr);
 void finish(Plan& P);
+// With options.calibrate and theta or n from eps: replaces P by the plan of
+// the cheapest (theta, n) whose error, measured by evaluates on reference
+// charges at sampled targets against the direct sum, is within eps /
+// kCalibrationMargin (calibrate.cpp); else nothing. P's arguments again.
+void calibrate(std::unique_ptr<Plan>& P, const double* sources, const double* targets);
 
 // A source tree of another rank as the local targets see it.
 struct RemoteSources {

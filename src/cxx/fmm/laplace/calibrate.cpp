@@ -33,11 +33,17 @@
 #include "fmm/laplace/plan.hpp"
 #include "kernels/kernel.hpp"
 #include "nearfield/direct.hpp"
+#include "plan/sampled_error.hpp"
 
 namespace gpufmm {
 namespace fmm {
 
 namespace {
+
+using plan::estimated_rel_l2;
+using plan::Samples;
+using plan::splitmix64;
+using plan::symmetric_unit;
 
 // Targets compared with the direct sum (all of them below this count).
 constexpr int64_t kSamples = 2048;
@@ -45,25 +51,8 @@ constexpr int64_t kSamples = 2048;
 constexpr int kStartBelow = 4;
 // At most this many test evaluates (per reference density).
 constexpr int kMaxSteps = 6;
-// The norm of the result leaves out targets that dominate it: each holding
-// more than 1 / kDominant of the rest, at most kMaxDominant of them and at
-// most one target in kDominantShare.
-constexpr double kDominant = 32.0;
-constexpr int64_t kMaxDominant = 64;
-constexpr int64_t kDominantShare = 64;  // at most one target in this many
 // Bounds of the measured error ratio of one term (measured: 1.4-2.0).
 constexpr double kMinRatio = 1.2, kMaxRatio = 4.0;
-
-uint64_t splitmix64(uint64_t& s) {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-double symmetric_unit(uint64_t& s) {  // uniform in (-1, 1)
-  return 2.0 * (double(splitmix64(s) >> 11) * 0x1.0p-53) - 1.0;
-}
 
 // Adds the seconds from its construction to stop() (or its end) to a field.
 class Stopwatch {
@@ -88,13 +77,6 @@ struct Reference {
   bool positive = false;                   // charges in (0, 1), else (-1, 1)
   std::vector<double> values;              // per x nsrc, user order
   std::vector<double> pot, grad;           // direct sum at the sampled targets
-};
-
-// The sampled targets (user indices) and the number of targets each stands
-// for in the estimate of the error's sum of squares.
-struct Samples {
-  std::vector<int64_t> at;
-  std::vector<double> weight;
 };
 
 // How close target x is to a corner of its box on some level 2..l_max:
@@ -124,13 +106,8 @@ double corner_closeness(const tree::Cube& cube, int l_max, const double* x) {
 // the user's order (weight: the targets per sample).
 Samples choose_samples(const LaplacePlan& P, const double* txyz) {
   const int64_t nt = P.ntrg;
+  if (nt <= kSamples) return plan::strata_samples(nt, kSamples, 0);  // every target
   Samples S;
-  if (nt <= kSamples) {
-    S.at.resize(size_t(nt));
-    for (int64_t i = 0; i < nt; ++i) S.at[size_t(i)] = i;
-    S.weight.assign(size_t(nt), 1.0);
-    return S;
-  }
   std::vector<float> closeness(static_cast<size_t>(nt));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < nt; ++i) closeness[size_t(i)] = float(corner_closeness(P.tree->cube, P.l_max, txyz + 3 * i));
@@ -162,76 +139,6 @@ Samples choose_samples(const LaplacePlan& P, const double* txyz) {
   const double w = double(nt - k) / double(std::max<size_t>(others.size(), 1));
   for (int64_t i : others) S.at.push_back(i), S.weight.push_back(w);
   return S;
-}
-
-// Relative L2 error (eq. 36) of fmm (per x nt values, user order) over all
-// targets, estimated from its difference from ref at the samples, against
-// a norm of the result that does not depend on the reference densities:
-// the norm comes from every target's FMM value, not from the samples, and
-// leaves out the few targets that dominate it (and their errors). The norm
-// is dominated by the closest source-target pairs (|grad|^2 ~ 1/r^4 has no
-// finite mean for random points), so a sample misses or over-weights them,
-// and the densities on those few pairs decide it: a dipole nearly
-// perpendicular to its closest target's direction made one set's norm 8x
-// smaller than another's on the same points (distinct targets, eps 1e-9).
-// Without them the norm is a sum over many targets, about the same for any
-// set of densities; their own errors, near-field sums mostly, scale with
-// their values (in float, rounding: kept, they alone missed 1e-5).
-double estimated_rel_l2(const std::vector<double>& fmm, const std::vector<double>& ref, const Samples& S, int per,
-                        std::vector<double>& v2) {
-  const int64_t nt = int64_t(fmm.size()) / per;
-  v2.resize(size_t(nt));
-  // The sum in fixed blocks, added in order: the same bits on any number of
-  // threads (a plan's p must not depend on them).
-  constexpr int64_t kBlock = 4096;
-  const int64_t nblocks = (nt + kBlock - 1) / kBlock;
-  std::vector<double> partial(size_t(nblocks), 0.0);
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < nblocks; ++b) {
-    double sum = 0;
-    for (int64_t t = b * kBlock; t < std::min(nt, (b + 1) * kBlock); ++t) {
-      double s = 0;
-      for (int c = 0; c < per; ++c) s += fmm[size_t(t * per + c)] * fmm[size_t(t * per + c)];
-      v2[size_t(t)] = s;
-      sum += s;
-    }
-    partial[size_t(b)] = sum;
-  }
-  double n = 0;
-  for (double x : partial) n += x;
-  // The largest targets, largest first: at most kMaxDominant, and at most
-  // one in kDominantShare of them (with few targets each would hold more
-  // than 1/kDominant of the rest once fewer than kDominant remained, and
-  // all would go). One pass; a value enters when it beats the smallest kept.
-  const int64_t keep = std::min<int64_t>(kMaxDominant, nt / kDominantShare);
-  std::vector<std::pair<double, int64_t>> top;
-  top.reserve(size_t(keep) + 1);
-  for (int64_t t = 0; t < nt && keep > 0; ++t) {
-    const double v = v2[size_t(t)];
-    if (int64_t(top.size()) == keep && !(v > top.back().first)) continue;
-    auto at = std::upper_bound(top.begin(), top.end(), v,
-                               [](double x, const std::pair<double, int64_t>& e) { return x > e.first; });
-    top.insert(at, {v, t});
-    if (int64_t(top.size()) > keep) top.pop_back();
-  }
-  // Leave out, largest first, every target that holds more than 1/kDominant
-  // of what remains.
-  std::vector<int64_t> left_out;
-  for (const auto& e : top) {
-    if (!(e.first * kDominant > n)) break;
-    n -= e.first;
-    left_out.push_back(e.second);
-  }
-  std::sort(left_out.begin(), left_out.end());
-  double e = 0;
-  for (size_t i = 0; i < S.at.size(); ++i) {
-    if (std::binary_search(left_out.begin(), left_out.end(), S.at[i])) continue;
-    for (int c = 0; c < per; ++c) {
-      const double d = fmm[size_t(S.at[i] * per + c)] - ref[i * per + c];
-      e += S.weight[i] * d * d;
-    }
-  }
-  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
 }
 
 }  // namespace
