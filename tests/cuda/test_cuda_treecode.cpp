@@ -6,6 +6,8 @@
 // host-pointer one, bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <string>
 #include <vector>
 
@@ -90,6 +92,37 @@ TEST_P(Matrix, ErrorWithinEps) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, Matrix, ::testing::Values(0, 1, 2),
                          [](const auto& info) { return std::string(gpufmm_test::treecode_type_name(info.param)); });
+
+// options.calibrate on the GPU: the test evaluates run on the device; the
+// calibrated plan meets eps (double and float, every distribution, every
+// compute type); it takes more work than the table's plan on the same points
+// only with a measured error within eps / 2 (the table's plan measured above
+// it: float near its rounding floor), and less on uniform points in double.
+TEST_F(CudaTreecode, CalibratedPlansMeetEpsWithLessWork) {
+  auto work = [](const gpufmm_treecode_info_t& i) { return std::pow(i.degree + 1.0, 3) / std::pow(i.theta, 3); };
+  int alt = 0;
+  for (int type : {0, 1, 2})
+    for (Dist dist : {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer})
+      for (int precision : {int(GPUFMM_FLOAT64), int(GPUFMM_FLOAT32)}) {
+        TreecodeCase c;
+        c.kernel = gpufmm_test::treecode_kernels()[alt % 2 == 0 ? 0 : 3];
+        c.type = type;
+        c.dist = dist;
+        c.precision = precision;
+        c.eps = precision == GPUFMM_FLOAT64 ? 1e-6 : 1e-4;
+        c.at_sources = alt++ % 2 == 0;
+        c.n = 100000;
+        c.sample = 1000;
+        const uint64_t seed = gpufmm_test::treecode_seed();
+        const auto table = check_treecode(gpu, c, seed);
+        c.calibrate = true;
+        const auto cal = check_treecode(gpu, c, seed);
+        EXPECT_GE(cal.info.calibration_evaluates, 2);
+        // More work only where the table's plan measured above eps / 2 here.
+        if (work(cal.info) > work(table.info)) EXPECT_LE(cal.info.measured_eps, c.eps / 2);
+        if (dist == Dist::Uniform && precision == GPUFMM_FLOAT64) EXPECT_LT(work(cal.info), work(table.info));
+      }
+}
 
 TEST_F(CudaTreecode, ArraysOnTheDeviceGiveTheHostCallsValues) {
   const int64_t ns = 30000, nt = 20000;
