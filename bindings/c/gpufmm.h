@@ -786,7 +786,7 @@ typedef struct gpufmm_treecode_options_s {
                              table's (theta, degree) whose error, measured by
                              evaluates of this plan on two reference charge sets
                              at up to 2048 sampled targets against the direct
-                             sum, is within eps/2 (3-10 test evaluates, each an
+                             sum, is within eps/4 (3-10 test evaluates, each an
                              evaluate's time: for plans evaluated many times;
                              docs/treecode.md). Single-process plans only     */
 } gpufmm_treecode_options_t;

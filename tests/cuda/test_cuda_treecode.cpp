@@ -96,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, Matrix, ::testing::Values(0, 1, 2),
 // options.calibrate on the GPU: the test evaluates run on the device; the
 // calibrated plan meets eps (double and float, every distribution, every
 // compute type); it takes more work than the table's plan on the same points
-// only with a measured error within eps / 2 (the table's plan measured above
+// only with a measured error within eps / 4 (the table's plan measured above
 // it: float near its rounding floor), and less on uniform points in double.
 TEST_F(CudaTreecode, CalibratedPlansMeetEpsWithLessWork) {
   auto work = [](const gpufmm_treecode_info_t& i) { return std::pow(i.degree + 1.0, 3) / std::pow(i.theta, 3); };
@@ -118,8 +118,8 @@ TEST_F(CudaTreecode, CalibratedPlansMeetEpsWithLessWork) {
         c.calibrate = true;
         const auto cal = check_treecode(gpu, c, seed);
         EXPECT_GE(cal.info.calibration_evaluates, 2);
-        // More work only where the table's plan measured above eps / 2 here.
-        if (work(cal.info) > work(table.info)) EXPECT_LE(cal.info.measured_eps, c.eps / 2);
+        // More work only where the table's plan measured above eps / 4 here.
+        if (work(cal.info) > work(table.info)) EXPECT_LE(cal.info.measured_eps, c.eps / 4);
         if (dist == Dist::Uniform && precision == GPUFMM_FLOAT64) EXPECT_LT(work(cal.info), work(table.info));
       }
 }

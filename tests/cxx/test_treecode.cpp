@@ -132,7 +132,7 @@ TEST_F(Treecode, HighAccuracy) {
 
 // options.calibrate: on the same points and charges as the table's plan,
 // the calibrated plan meets eps and reports the test evaluates; parameters
-// other than the table's come with a measured error within eps / 2 (the
+// other than the table's come with a measured error within eps / 4 (the
 // margin). Uniform points sit far below the table's worst case, so there the
 // calibration must pick cheaper parameters (the work model of
 // choose_params: (n+1)^3 / theta^3); every distribution of the tests,
@@ -147,11 +147,12 @@ TEST_F(Treecode, CalibratedPlansMeetEpsWithLessWork) {
       c.kernel = kernels[alt % 2 == 0 ? 0 : kernels.size() - 1];
       c.eps = eps;
       c.dist = dist;
-      c.n = 12000;
-      c.sample = 500;
-      c.leaf = 200;
+      c.n = eps < 1e-5 ? 12000 : 5000;  // enough points for clusters with (n+1)^3 proxies
+      c.sample = 400;
+      c.leaf = eps < 1e-5 ? 200 : 100;
       c.at_sources = alt++ % 2 == 0;
       const uint64_t seed = gpufmm_test::treecode_seed();
+      c.require_approx = false;  // theta 0.5 accepts no cluster at these sizes on some draws
       const auto table = check_treecode(ctx, c, seed);
       c.calibrate = true;
       const auto cal = check_treecode(ctx, c, seed);
@@ -159,10 +160,10 @@ TEST_F(Treecode, CalibratedPlansMeetEpsWithLessWork) {
       EXPECT_EQ(table.info.measured_eps, 0.0);
       EXPECT_GE(cal.info.calibration_evaluates, 2);
       EXPECT_GT(cal.info.measured_eps, 0.0);
-      // Other parameters only when measured within eps / 2; more work only
+      // Other parameters only when measured within eps / 4; more work only
       // where the table's plan measured above it on these points.
       if (cal.info.theta != table.info.theta || cal.info.degree != table.info.degree)
-        EXPECT_LE(cal.info.measured_eps, eps / 2);
+        EXPECT_LE(cal.info.measured_eps, eps / 4);
       if (dist == Dist::Uniform)
         EXPECT_LT(work(cal.info), work(table.info)) << "uniform points: the table's parameters kept";
     }

@@ -117,7 +117,11 @@ double predicted_work(double theta, int degree);
 std::vector<std::pair<double, int>> table_candidates();
 
 // A calibrated plan's measured error lands within eps / kCalibrationMargin.
-constexpr double kCalibrationMargin = 2.0;
+// The error of other charges than the reference sets' differs: with charges
+// uniform in (-1, 1) the error over every target was up to 2.0x the measured
+// one (CPU, 12000 points, 48 plans over the distributions and kernels of
+// the tests), so the margin is twice that.
+constexpr double kCalibrationMargin = 4.0;
 
 // Box arrays of one point set (host copies, from the tree).
 struct Boxes {
