@@ -12,10 +12,10 @@
 // of the sets). The table's (theta, n) is measured first. Then, up to
 // kMaxSteps times, the cheapest (theta, n) of the table's grid (by the work
 // model of choose_params) whose predicted error times the last measured
-// ratio (measured / predicted) is within eps / kMargin is built and
-// measured, skipping those that a measured miss rules out (a larger theta
+// ratio (measured / predicted) is within eps / kCalibrationMargin is built
+// and measured, skipping those that a measured miss rules out (a larger theta
 // and a lower n than a miss both raise the error). The plan keeps the
-// cheapest measured within eps / kMargin, or the table's when none is.
+// cheapest measured within eps / kCalibrationMargin, or the table's when none is.
 #include <omp.h>
 
 #include <algorithm>
