@@ -26,8 +26,9 @@ uint64_t splitmix64(uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-double symmetric_unit(uint64_t& s) {  // uniform in (-1, 1)
-  return 2.0 * (double(splitmix64(s) >> 11) * 0x1.0p-53) - 1.0;
+double reference_value(uint64_t& s, bool positive) {
+  if (positive) return double(splitmix64(s) >> 11) * 0x1.0p-53;
+  return splitmix64(s) >> 63 ? 1.0 : -1.0;
 }
 
 Samples strata_samples(int64_t nt, int64_t count, uint64_t seed) {

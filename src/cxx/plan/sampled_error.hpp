@@ -12,8 +12,9 @@ namespace plan {
 
 // splitmix64: the next value of the generator of state s.
 uint64_t splitmix64(uint64_t& s);
-// Uniform in (-1, 1).
-double symmetric_unit(uint64_t& s);
+// One value of a calibration's reference densities: uniform in (0, 1)
+// (positive), else a random sign of magnitude 1.
+double reference_value(uint64_t& s, bool positive);
 
 // Sampled targets (user indices) and the number of targets each stands for
 // in the estimate of the error's sum of squares.

@@ -72,8 +72,7 @@ void calibrate(std::unique_ptr<Plan>& P, const double* sources, const double* ta
       r.pot.resize(size_t(m));
       r.grad.resize(size_t(3 * m));
     });
-    for (double& v : r.charges)
-      v = k == 1 ? 0.5 * (plan::symmetric_unit(seed) + 1.0) : (plan::splitmix64(seed) >> 63 ? 1.0 : -1.0);
+    for (double& v : r.charges) v = plan::reference_value(seed, k == 1);
     nearfield::DirectArgs d;
     d.nsrc = ns;
     d.sources = sources;

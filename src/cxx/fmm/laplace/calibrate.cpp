@@ -43,7 +43,6 @@ namespace {
 using plan::estimated_rel_l2;
 using plan::Samples;
 using plan::splitmix64;
-using plan::symmetric_unit;
 
 // Targets compared with the direct sum (all of them below this count).
 constexpr int64_t kSamples = 2048;
@@ -170,7 +169,7 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       r.pot.resize(size_t(m));
       r.grad.resize(size_t(3 * m));
     });
-    for (double& v : r.values) v = r.positive ? 0.5 * (symmetric_unit(seed) + 1.0) : (splitmix64(seed) >> 63 ? 1.0 : -1.0);
+    for (double& v : r.values) v = plan::reference_value(seed, r.positive);
     nearfield::DirectArgs d;
     d.nsrc = ns;
     d.sources = sources;
