@@ -133,6 +133,12 @@ inline TreecodeResult check_treecode(gpufmm_context_t ctx, const TreecodeCase& c
   return r;
 }
 
+// The work per target of a plan's parameters, as the library's choose_params
+// compares them: (n+1)^3 proxies of ~ 1/theta^3 clusters.
+inline double treecode_work(const gpufmm_treecode_info_t& i) {
+  return std::pow(i.degree + 1.0, 3) / std::pow(i.theta, 3);
+}
+
 // The kernels of the treecode tests (kernel_ref.hpp's, without the strong
 // screening case, which the near field alone tests).
 inline std::vector<KernelCase> treecode_kernels() {

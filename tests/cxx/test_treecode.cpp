@@ -138,7 +138,7 @@ TEST_F(Treecode, HighAccuracy) {
 // choose_params: (n+1)^3 / theta^3); every distribution of the tests,
 // Coulomb and the regularized Yukawa kernel, sources = targets and separate.
 TEST_F(Treecode, CalibratedPlansMeetEpsWithLessWork) {
-  auto work = [](const gpufmm_treecode_info_t& i) { return std::pow(i.degree + 1.0, 3) / std::pow(i.theta, 3); };
+  const auto work = gpufmm_test::treecode_work;
   const auto kernels = gpufmm_test::treecode_kernels();
   int alt = 0;
   for (double eps : {1e-4, 1e-6})
