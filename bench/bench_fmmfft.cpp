@@ -7,7 +7,11 @@
 // run, and the FMM-FFT's relative L2 error against the vendor 1D FFT.
 //
 //   bench_fmmfft [--gpu | --cpu] [--min 16] [--max 26] [--reps 5]
-//                [--precisions double,single] [--tune K] [--csv FILE]
+//                [--precisions double,single] [--tune K] [--post fused|callback|both] [--csv FILE]
+//
+// --post (GPU): where POST runs (gpufmm_fft_options_t::post); both: a row
+// for each, the callback's plan with the fused plan's parameters (P, M_L,
+// B, Q), on the same input and vendor times.
 #include <fftw3.h>
 #include <omp.h>
 
@@ -54,7 +58,7 @@ double median(std::vector<double> v) {
 }
 
 struct Row {
-  std::string backend, prec;
+  std::string backend, prec, post = "fused";
   int64_t n = 0;
   gpufmm_fft_info_t info{};
   double t = 0, t_vendor1d = 0, t_vendor2d = 0, err = 0, plan_s = 0;
@@ -192,104 +196,130 @@ int main(int argc, char** argv) {
   const int reps = std::stoi(bench::option(argc, argv, "--reps", "5"));
   const int tune = std::stoi(bench::option(argc, argv, "--tune", "0"));
   const auto precs = bench::split(bench::option(argc, argv, "--precisions", "double,single"));
+  const std::string post_arg = bench::option(argc, argv, "--post", "fused");
+  std::vector<int> posts;
+  if (post_arg == "fused" || post_arg == "both") posts.push_back(GPUFMM_FFT_POST_FUSED);
+  if (post_arg == "callback" || post_arg == "both") posts.push_back(GPUFMM_FFT_POST_CALLBACK);
+  if (posts.empty() || (!gpu && posts != std::vector<int>{GPUFMM_FFT_POST_FUSED})) {
+    std::fprintf(stderr, "bench_fmmfft: --post is fused, callback or both (callback: GPU only)\n");
+    return 1;
+  }
   const std::string csv = bench::option(argc, argv, "--csv", "");
   gpufmm_context_t ctx;
   CHECK(gpufmm_context_create(gpu ? 0 : GPUFMM_DEVICE_CPU, &ctx));
   std::vector<Row> rows;
-  std::printf("%-4s %-6s %10s %6s %4s %3s %2s %3s %10s %10s %10s %7s %9s %8s\n", "back", "prec", "N", "P", "M_L",
-              "L", "B", "Q", "fmmfft_ms", "vend1d_ms", "vend2d_ms", "ratio", "error", "plan_s");
+  std::printf("%-4s %-6s %-8s %10s %6s %4s %3s %2s %3s %10s %10s %10s %7s %9s %8s\n", "back", "prec", "post", "N",
+              "P", "M_L", "L", "B", "Q", "fmmfft_ms", "vend1d_ms", "vend2d_ms", "ratio", "error", "plan_s");
   for (const std::string& prec : precs) {
     const bool single = prec == "single";
     for (int k = kmin; k <= kmax; ++k) {
-      Row row;
-      row.backend = gpu ? "gpu" : "cpu";
-      row.prec = single ? "c64" : "c128";
-      row.n = int64_t(1) << k;
-      const int64_t n = row.n;
-      std::vector<double> x(2 * size_t(n)), y, ref;
+      const int64_t n = int64_t(1) << k;
+      std::vector<double> x(2 * size_t(n)), ref;
       fill_random(x, uint64_t(k) * 7919);
-      gpufmm_fft_options_t o;
-      CHECK(gpufmm_fft_options_init(&o));
-      o.n = n;
-      o.dtype = single ? GPUFMM_COMPLEX64 : GPUFMM_COMPLEX128;
-      o.direction = GPUFMM_FFT_FORWARD;
-      o.tune = tune;
-      gpufmm_fft_plan_t plan;
-      double t0 = bench::now();
-      CHECK(gpufmm_fft_plan_create(ctx, &o, &plan));
-      row.plan_s = bench::now() - t0;
-      CHECK(gpufmm_fft_plan_info(plan, &row.info));
-      const int64_t M = row.info.m, P = row.info.p;
-      std::vector<double> times;
-      if (gpu) {
+      Row first;  // the first mode's row: its parameters and vendor times
+      for (size_t pi = 0; pi < posts.size(); ++pi) {
+        Row row;
+        row.backend = gpu ? "gpu" : "cpu";
+        row.prec = single ? "c64" : "c128";
+        row.post = posts[pi] == GPUFMM_FFT_POST_CALLBACK ? "callback" : "fused";
+        row.n = n;
+        std::vector<double> y;
+        gpufmm_fft_options_t o;
+        CHECK(gpufmm_fft_options_init(&o));
+        o.n = n;
+        o.dtype = single ? GPUFMM_COMPLEX64 : GPUFMM_COMPLEX128;
+        o.direction = GPUFMM_FFT_FORWARD;
+        o.tune = tune;
+        o.post = posts[pi];
+        if (pi > 0) {  // the first mode's parameters
+          o.p = first.info.p;
+          o.ml = first.info.ml;
+          o.b = first.info.base;
+          o.q = first.info.q;
+          o.tune = 0;
+        }
+        gpufmm_fft_plan_t plan;
+        double t0 = bench::now();
+        CHECK(gpufmm_fft_plan_create(ctx, &o, &plan));
+        row.plan_s = bench::now() - t0;
+        CHECK(gpufmm_fft_plan_info(plan, &row.info));
+        const int64_t M = row.info.m, P = row.info.p;
+        std::vector<double> times;
+        if (gpu) {
 #ifdef GPUFMM_HAVE_CUDA
-        gpufmm_array_t a, b;
-        int64_t dims[1] = {n};
-        CHECK(gpufmm_array_create(ctx, gpufmm_dtype_t(o.dtype), 1, dims, &a));
-        CHECK(gpufmm_array_create(ctx, gpufmm_dtype_t(o.dtype), 1, dims, &b));
-        if (single) {
-          std::vector<float> xf(x.begin(), x.end());
-          CHECK(gpufmm_array_upload(a, xf.data(), n));
-        } else {
-          CHECK(gpufmm_array_upload(a, x.data(), n));
-        }
-        CHECK(gpufmm_fft_execute(plan, a, b, -1));
-        for (int r = 0; r < reps; ++r) {
-          t0 = bench::now();
+          gpufmm_array_t a, b;
+          int64_t dims[1] = {n};
+          CHECK(gpufmm_array_create(ctx, gpufmm_dtype_t(o.dtype), 1, dims, &a));
+          CHECK(gpufmm_array_create(ctx, gpufmm_dtype_t(o.dtype), 1, dims, &b));
+          if (single) {
+            std::vector<float> xf(x.begin(), x.end());
+            CHECK(gpufmm_array_upload(a, xf.data(), n));
+          } else {
+            CHECK(gpufmm_array_upload(a, x.data(), n));
+          }
           CHECK(gpufmm_fft_execute(plan, a, b, -1));
-          times.push_back(bench::now() - t0);
-        }
-        y.resize(x.size());
-        if (single) {
-          std::vector<float> yf(x.size());
-          CHECK(gpufmm_array_download(b, yf.data(), n));
-          y.assign(yf.begin(), yf.end());
-        } else {
-          CHECK(gpufmm_array_download(b, y.data(), n));
-        }
-        void* din;
-        CHECK(gpufmm_array_data(a, &din));
-        CHECK(gpufmm_context_synchronize(ctx));
-        cufft_times(n, M, P, single, din, reps, row, ref);
-        gpufmm_array_destroy(a);
-        gpufmm_array_destroy(b);
-#endif
-      } else {
-        if (single) {
-          std::vector<float> xf(x.begin(), x.end()), yf(x.size());
-          CHECK(gpufmm_fft_execute_host(plan, xf.data(), yf.data(), -1));
           for (int r = 0; r < reps; ++r) {
             t0 = bench::now();
-            CHECK(gpufmm_fft_execute_host(plan, xf.data(), yf.data(), -1));
+            CHECK(gpufmm_fft_execute(plan, a, b, -1));
             times.push_back(bench::now() - t0);
           }
-          y.assign(yf.begin(), yf.end());
-          fftw_times<float>(n, M, P, x, reps, row, ref);
-        } else {
           y.resize(x.size());
-          CHECK(gpufmm_fft_execute_host(plan, x.data(), y.data(), -1));
-          for (int r = 0; r < reps; ++r) {
-            t0 = bench::now();
-            CHECK(gpufmm_fft_execute_host(plan, x.data(), y.data(), -1));
-            times.push_back(bench::now() - t0);
+          if (single) {
+            std::vector<float> yf(x.size());
+            CHECK(gpufmm_array_download(b, yf.data(), n));
+            y.assign(yf.begin(), yf.end());
+          } else {
+            CHECK(gpufmm_array_download(b, y.data(), n));
           }
-          fftw_times<double>(n, M, P, x, reps, row, ref);
+          void* din;
+          CHECK(gpufmm_array_data(a, &din));
+          CHECK(gpufmm_context_synchronize(ctx));
+          if (pi == 0)
+            cufft_times(n, M, P, single, din, reps, row, ref);
+          else
+            row.t_vendor1d = first.t_vendor1d, row.t_vendor2d = first.t_vendor2d;
+          gpufmm_array_destroy(a);
+          gpufmm_array_destroy(b);
+#endif
+        } else {
+          if (single) {
+            std::vector<float> xf(x.begin(), x.end()), yf(x.size());
+            CHECK(gpufmm_fft_execute_host(plan, xf.data(), yf.data(), -1));
+            for (int r = 0; r < reps; ++r) {
+              t0 = bench::now();
+              CHECK(gpufmm_fft_execute_host(plan, xf.data(), yf.data(), -1));
+              times.push_back(bench::now() - t0);
+            }
+            y.assign(yf.begin(), yf.end());
+            fftw_times<float>(n, M, P, x, reps, row, ref);
+          } else {
+            y.resize(x.size());
+            CHECK(gpufmm_fft_execute_host(plan, x.data(), y.data(), -1));
+            for (int r = 0; r < reps; ++r) {
+              t0 = bench::now();
+              CHECK(gpufmm_fft_execute_host(plan, x.data(), y.data(), -1));
+              times.push_back(bench::now() - t0);
+            }
+            fftw_times<double>(n, M, P, x, reps, row, ref);
+          }
         }
+        CHECK(gpufmm_fft_plan_info(plan, &row.info));  // the stage times of the last execute
+        row.t = median(times);
+        row.err = rel_l2(y, ref);
+        std::printf("%-4s %-6s %-8s %10lld %6d %4d %3d %2d %3d %10.3f %10.3f %10.3f %7.2f %9.2e %8.3f\n",
+                    row.backend.c_str(), row.prec.c_str(), row.post.c_str(), (long long)n, row.info.p, row.info.ml,
+                    row.info.levels, row.info.base, row.info.q, row.t * 1e3, row.t_vendor1d * 1e3, row.t_vendor2d * 1e3,
+                    row.t / row.t_vendor1d, row.err, row.plan_s);
+        std::printf("     stages (ms, roofline fraction):");
+        for (int s = 0; s < GPUFMM_FFT_STAGES; ++s)
+          std::printf(" %s %.3f (%.0f%%)", gpufmm_fft_stage_name(s), row.info.time[s] * 1e3,
+                      row.info.time[s] > 0 ? 100 * row.info.model[s] / row.info.time[s] : 0.0);
+        std::printf("\n");
+        std::fflush(stdout);
+        rows.push_back(row);
+        if (pi == 0) first = row;
+        gpufmm_fft_plan_destroy(plan);
       }
-      CHECK(gpufmm_fft_plan_info(plan, &row.info));  // the stage times of the last execute
-      row.t = median(times);
-      row.err = rel_l2(y, ref);
-      std::printf("%-4s %-6s %10lld %6d %4d %3d %2d %3d %10.3f %10.3f %10.3f %7.2f %9.2e %8.3f\n", row.backend.c_str(),
-                  row.prec.c_str(), (long long)n, row.info.p, row.info.ml, row.info.levels, row.info.base, row.info.q,
-                  row.t * 1e3, row.t_vendor1d * 1e3, row.t_vendor2d * 1e3, row.t / row.t_vendor1d, row.err, row.plan_s);
-      std::printf("     stages (ms, roofline fraction):");
-      for (int s = 0; s < GPUFMM_FFT_STAGES; ++s)
-        std::printf(" %s %.3f (%.0f%%)", gpufmm_fft_stage_name(s), row.info.time[s] * 1e3,
-                    row.info.time[s] > 0 ? 100 * row.info.model[s] / row.info.time[s] : 0.0);
-      std::printf("\n");
-      std::fflush(stdout);
-      rows.push_back(row);
-      gpufmm_fft_plan_destroy(plan);
     }
   }
   if (!csv.empty()) {
@@ -298,12 +328,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cannot write %s\n", csv.c_str());
       return 1;
     }
-    std::fprintf(f, "backend,precision,n,p,ml,levels,base,q,t_fmmfft,t_vendor1d,t_vendor2d,error,plan_s,gamma,beta");
+    std::fprintf(f, "backend,precision,post,n,p,ml,levels,base,q,t_fmmfft,t_vendor1d,t_vendor2d,error,plan_s,gamma,beta");
     for (int s = 0; s < GPUFMM_FFT_STAGES; ++s) std::fprintf(f, ",t_%s,model_%s", gpufmm_fft_stage_name(s), gpufmm_fft_stage_name(s));
     std::fprintf(f, "\n");
     for (const Row& r : rows) {
-      std::fprintf(f, "%s,%s,%lld,%d,%d,%d,%d,%d,%.6e,%.6e,%.6e,%.3e,%.4f,%.4e,%.4e", r.backend.c_str(), r.prec.c_str(),
-                   (long long)r.n, r.info.p, r.info.ml, r.info.levels, r.info.base, r.info.q, r.t, r.t_vendor1d,
+      std::fprintf(f, "%s,%s,%s,%lld,%d,%d,%d,%d,%d,%.6e,%.6e,%.6e,%.3e,%.4f,%.4e,%.4e", r.backend.c_str(),
+                   r.prec.c_str(), r.post.c_str(), (long long)r.n, r.info.p, r.info.ml, r.info.levels, r.info.base, r.info.q, r.t, r.t_vendor1d,
                    r.t_vendor2d, r.err, r.plan_s, r.info.gamma, r.info.beta);
       for (int s = 0; s < GPUFMM_FFT_STAGES; ++s) std::fprintf(f, ",%.6e,%.6e", r.info.time[s], r.info.model[s]);
       std::fprintf(f, "\n");

@@ -44,6 +44,7 @@ fmmfft::Options fft_options(const gpufmm_fft_options_t* opt) {
   o.Q = c.q;
   o.direction = c.direction;
   o.tune = c.tune;
+  o.post = c.post;
   fmmfft::validate(o);
   return o;
 }
@@ -86,6 +87,7 @@ gpufmm_status_t gpufmm_fft_options_init(gpufmm_fft_options_t* opt) {
     opt->eps = d.eps;
     opt->direction = d.direction;
     opt->tune = d.tune;
+    opt->post = d.post;
   });
 }
 

@@ -894,6 +894,12 @@ typedef struct gpufmm_fft_plan_s* gpufmm_fft_plan_t;
 #define GPUFMM_FFT_FORWARD (-1)
 #define GPUFMM_FFT_INVERSE 1
 #define GPUFMM_FFT_MAX_Q 24
+/* Where POST (z_p = rho_p (T_p - sign i r_p), papers/002 sec. 3) runs on
+ * the GPU (gpufmm_fft_options_t's field post; docs/fmmfft.md). */
+#define GPUFMM_FFT_POST_FUSED 0    /* in the near-field kernel (S2T), default */
+#define GPUFMM_FFT_POST_CALLBACK 1 /* in the load of the 2D FFT's first cuFFT
+                                      transform: an LTO callback that cuFFT
+                                      links into its kernel at plan time   */
 /* Stages of one transform (gpufmm_fft_info_t's arrays; docs/fmmfft.md). */
 #define GPUFMM_FFT_STAGE_S2M 0
 #define GPUFMM_FFT_STAGE_M2M 1
@@ -917,6 +923,9 @@ typedef struct gpufmm_fft_options_s {
   int direction;   /* 0: both (default); GPUFMM_FFT_FORWARD or _INVERSE only    */
   int tune;        /* time this many best-predicted parameter sets and keep the
                       fastest (0: the model's best, default)                    */
+  int post;        /* GPUFMM_FFT_POST_FUSED (default) or GPUFMM_FFT_POST_CALLBACK
+                      (CUDA backend only: cuFFT links the callback at plan
+                      time through libnvJitLink)                                */
 } gpufmm_fft_options_t;
 
 typedef struct gpufmm_fft_info_s {

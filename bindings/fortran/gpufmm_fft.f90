@@ -65,6 +65,7 @@ module gpufmm_fft
      integer(c_int) :: q = 0                       !< expansion order Q in 2..GPUFMM_FFT_MAX_Q; 0: from eps
      integer(c_int) :: direction = 0               !< 0: both; GPUFMM_FFT_FORWARD or _INVERSE only
      integer(c_int) :: tune = 0                    !< time this many best-predicted parameter sets (0: model)
+     integer(c_int) :: post = GPUFMM_FFT_POST_FUSED !< or GPUFMM_FFT_POST_CALLBACK (POST in cuFFT's load; GPU)
   end type gpufmm_fft_options
 
   !> What gpufmm_fft_plan_info returns: the C struct gpufmm_fft_info_t
@@ -107,7 +108,7 @@ module gpufmm_fft
 
   ! ------------------------------------------------------------------ generic interfaces
 
-  !> plan_create(ctx, n, plan [, dtype, eps, p, ml, b, q, direction, tune] [, status]):
+  !> plan_create(ctx, n, plan [, dtype, eps, p, ml, b, q, direction, tune, post] [, status]):
   !>   n of kind int32 or int64, the options by keyword (the C defaults when absent);
   !> plan_create(ctx, opts, plan [, status]): the options in a gpufmm_fft_options.
   interface gpufmm_fft_plan_create
@@ -226,11 +227,11 @@ contains
 
   !> Builds a plan of length n with the options given by keyword, the
   !> library's defaults for those absent (see gpufmm_fft_options).
-  subroutine plan_create_i8(ctx, n, plan, dtype, eps, p, ml, b, q, direction, tune, status)
+  subroutine plan_create_i8(ctx, n, plan, dtype, eps, p, ml, b, q, direction, tune, post, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int64), intent(in) :: n
     type(gpufmm_fft_plan), intent(inout) :: plan
-    integer, intent(in), optional :: dtype, p, ml, b, q, direction, tune
+    integer, intent(in), optional :: dtype, p, ml, b, q, direction, tune, post
     real(c_double), intent(in), optional :: eps
     integer, optional, intent(out) :: status
     type(gpufmm_fft_options) :: o
@@ -249,17 +250,18 @@ contains
     if (present(q)) o%q = q
     if (present(direction)) o%direction = direction
     if (present(tune)) o%tune = tune
+    if (present(post)) o%post = post
     call plan_create_opts(ctx, o, plan, status)
   end subroutine plan_create_i8
 
-  subroutine plan_create_i4(ctx, n, plan, dtype, eps, p, ml, b, q, direction, tune, status)
+  subroutine plan_create_i4(ctx, n, plan, dtype, eps, p, ml, b, q, direction, tune, post, status)
     type(gpufmm_context), intent(in) :: ctx
     integer(int32), intent(in) :: n
     type(gpufmm_fft_plan), intent(inout) :: plan
-    integer, intent(in), optional :: dtype, p, ml, b, q, direction, tune
+    integer, intent(in), optional :: dtype, p, ml, b, q, direction, tune, post
     real(c_double), intent(in), optional :: eps
     integer, optional, intent(out) :: status
-    call plan_create_i8(ctx, int(n, int64), plan, dtype, eps, p, ml, b, q, direction, tune, status)
+    call plan_create_i8(ctx, int(n, int64), plan, dtype, eps, p, ml, b, q, direction, tune, post, status)
   end subroutine plan_create_i4
 
   !> Frees the plan and nulls the handle (a null handle is a no-op).

@@ -299,7 +299,7 @@ class FftCluster final : public fmmfft::Cluster {
 std::vector<std::pair<const char*, double>> option_fields(const fmmfft::Options& o) {
   return {{"n", double(o.n)}, {"dtype", double(o.dtype)}, {"eps", o.eps},         {"p", double(o.P)},
           {"ml", double(o.ml)}, {"b", double(o.B)},        {"q", double(o.Q)},     {"direction", double(o.direction)},
-          {"tune", double(o.tune)}};
+          {"tune", double(o.tune)}, {"post", double(o.post)}};
 }
 
 }  // namespace

@@ -243,6 +243,13 @@ TEST(FmmFftApi, BadInput) {
   o.q = 0, o.direction = 2;
   EXPECT_EQ(create(o), GPUFMM_ERROR_INVALID_ARGUMENT);
   o.direction = GPUFMM_FFT_FORWARD;
+  o.post = 2;
+  EXPECT_EQ(create(o), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(msg().find("'post'"), std::string::npos) << msg();
+  o.post = GPUFMM_FFT_POST_CALLBACK;  // a cuFFT callback: not on the CPU backend
+  EXPECT_EQ(create(o), GPUFMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(msg().find("needs a GPU context"), std::string::npos) << msg();
+  o.post = GPUFMM_FFT_POST_FUSED;
   EXPECT_EQ(gpufmm_fft_plan_create(ctx, nullptr, &h), GPUFMM_ERROR_INVALID_ARGUMENT);
   ASSERT_EQ(create(o), GPUFMM_SUCCESS) << msg();
 

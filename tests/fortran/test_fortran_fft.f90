@@ -45,7 +45,7 @@ program test_fortran_fft
   call gpufmm_fft_options_init(opts)
   call check(opts%n == defaults%n .and. opts%dtype == defaults%dtype .and. opts%eps == defaults%eps .and. &
        opts%p == defaults%p .and. opts%ml == defaults%ml .and. opts%b == defaults%b .and. opts%q == defaults%q &
-       .and. opts%direction == defaults%direction .and. opts%tune == defaults%tune, &
+       .and. opts%direction == defaults%direction .and. opts%tune == defaults%tune .and. opts%post == defaults%post, &
        'the default-initialised gpufmm_fft_options equals gpufmm_fft_options_init')
   call check(gpufmm_fft_stage_name(GPUFMM_FFT_STAGE_S2M) == 'S2M' .and. &
        gpufmm_fft_stage_name(GPUFMM_FFT_STAGE_M2L_B) == 'M2L-B' .and. &
@@ -112,6 +112,19 @@ program test_fortran_fft
   call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, 'direction', 'inverse on a forward-only plan')
   call check(all(z == (7, 0)), 'output untouched after the refused inverse')
   call gpufmm_fft_plan_destroy(plan)
+
+  ! ------------------------------------------------------------------ POST in cuFFT's load: GPU only
+  call gpufmm_fft_plan_create(ctx, n_large, plan, post=GPUFMM_FFT_POST_CALLBACK, status=st)
+  if (dev%backend == GPUFMM_BACKEND_CUDA) then
+     call check(st == GPUFMM_SUCCESS, 'post = GPUFMM_FFT_POST_CALLBACK on the GPU')
+     if (st == GPUFMM_SUCCESS) then
+        y = transform(plan, x, GPUFMM_FFT_FORWARD, .false.)
+        call check_error('POST callback against the default plan', y, ref, 2 * info%eps)
+        call gpufmm_fft_plan_destroy(plan)
+     end if
+  else
+     call expect(st, GPUFMM_ERROR_INVALID_ARGUMENT, 'GPU context', 'post = GPUFMM_FFT_POST_CALLBACK on the CPU')
+  end if
 
   ! ------------------------------------------------------------------ error paths
   write (output_unit, '(a)') 'error paths:'

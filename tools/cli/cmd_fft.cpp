@@ -26,7 +26,8 @@ using cld = std::complex<long double>;
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: gpufmm fft --n N [--double|--single] [--eps E] [--p P --ml M] [--b B] [--q Q]\n"
-               "                  [--inverse] [--tune K] [--check K] [--seed S] [--cpu|--gpu]\n"
+               "                  [--inverse] [--tune K] [--post fused|callback] [--check K] [--seed S]\n"
+               "                  [--cpu|--gpu]\n"
                "  --n        transform length N = P M_L 2^L (required); input uniform in [-1, 1]^2\n"
                "  --double   complex128 (default); --single: complex64\n"
                "  --eps      requested relative L2 error (default 2e-14 in complex128, 1e-6 in complex64):\n"
@@ -37,6 +38,8 @@ void usage(FILE* out) {
                "  --q        (default: from eps)\n"
                "  --inverse  the inverse transform, sign +1 (default forward, -1; both unnormalized)\n"
                "  --tune     time the K best-predicted parameter sets and keep the fastest (default 0)\n"
+               "  --post     where POST runs on the GPU: fused into the near field (default) or in the\n"
+               "             load of cuFFT's first transform (callback, linked when the plan is made)\n"
                "  --check    compare K sampled outputs with a direct DFT in long double (default 8;\n"
                "             0: no check)\n"
                "  --seed     random seed (default 1)\n"
@@ -94,7 +97,8 @@ void print_stage(const char* name, double t, double total, double model) {
 }
 
 int run_fft(const std::vector<std::string>& args) {
-  if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--p", "--ml", "--b", "--q", "--tune", "--check", "--seed"},
+  if (!gpufmm_cli::check_known(args,
+                               {"--n", "--eps", "--p", "--ml", "--b", "--q", "--tune", "--post", "--check", "--seed"},
                                {"--double", "--single", "--inverse", "--cpu", "--gpu"})) {
     usage(stderr);
     return 2;
@@ -115,8 +119,10 @@ int run_fft(const std::vector<std::string>& args) {
     return 2;
   }
   const bool single = gpufmm_cli::has_flag(args, "--single");
+  const std::string post = gpufmm_cli::option_value(args, "--post", "fused");
   int device;
-  if ((single && gpufmm_cli::has_flag(args, "--double")) || !gpufmm_cli::parse_device(args, device)) {
+  if ((single && gpufmm_cli::has_flag(args, "--double")) || !gpufmm_cli::parse_device(args, device) ||
+      (post != "fused" && post != "callback")) {
     usage(stderr);
     return 2;
   }
@@ -140,6 +146,7 @@ int run_fft(const std::vector<std::string>& args) {
   opt.q = clamp_int(q);
   opt.direction = direction;  // a plan for this direction only
   opt.tune = clamp_int(tune);
+  opt.post = post == "callback" ? GPUFMM_FFT_POST_CALLBACK : GPUFMM_FFT_POST_FUSED;
   gpufmm_fft_plan_t plan = nullptr;
   progress.stage(tune > 0 ? "plan (timing the best-predicted parameter sets)" : "plan");
   if (gpufmm_fft_plan_create(ctx, &opt, &plan) != GPUFMM_SUCCESS) {

@@ -15,7 +15,10 @@
 //                       8 consecutive targets with a register window over
 //                       the entries; writes
 //                       the FMM output Z m-major (the transposition the CPU
-//                       leaves to FFTW's strides)
+//                       leaves to FFTW's strides); with
+//                       GPUFMM_FFT_POST_CALLBACK it writes the FMM outputs
+//                       unscaled and the first FFT's load applies POST
+//                       (post_callback.hpp)
 //   FFT-M, FFT-P        cuFFT on Z: along m (contiguous, in place), then
 //                       along p (stride M, contiguous batches) into the
 //                       output in natural order
@@ -29,6 +32,7 @@
 // The operator entries are operators.hpp's, as on the CPU.
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,6 +43,7 @@
 #include "core/error.hpp"
 #include "cuda/common/cuda_check.cuh"
 #include "cuda/common/staging.hpp"
+#include "cuda/fmmfft/post_callback.hpp"
 #include "fmmfft/operators.hpp"
 #include "fmmfft/plan.hpp"
 #include "fmmfft/ring.hpp"
@@ -65,6 +70,10 @@ const char* cufft_error(cufftResult r) {
     case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
     case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
     case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    case CUFFT_MISSING_DEPENDENCY: return "CUFFT_MISSING_DEPENDENCY (libnvJitLink, for the POST callback)";
+    case CUFFT_NVRTC_FAILURE: return "CUFFT_NVRTC_FAILURE";
+    case CUFFT_NVJITLINK_FAILURE: return "CUFFT_NVJITLINK_FAILURE (linking the POST callback)";
     default: return "cuFFT error";
   }
 }
@@ -189,9 +198,11 @@ __global__ void k_s2t_table(int64_t N, int64_t P, int ml, double* __restrict__ t
 // grid.x: row tiles of kRows, grid.y: chunks of leaves; block kRows
 // x (G nbp): G = ceil(M_L / kWin) target groups of each of nbp leaves done
 // together (their nbp + 2 leaves of input staged once).
+// post false: Z = T + S2T x unscaled (p >= 1), POST left to the FFT's load
+// callback.
 template <class R>
 __global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int64_t nb, int nbp, int64_t box_chunk, int sign,
-                      const double* __restrict__ table, const double* __restrict__ red, Ring<R> xr,
+                      bool post, const double* __restrict__ table, const double* __restrict__ red, Ring<R> xr,
                       const R* __restrict__ T, int64_t zm, int64_t zp, R* __restrict__ Z) {
   extern __shared__ unsigned char smem_raw[];
   const int nk = 4 * ml - 1;
@@ -207,7 +218,7 @@ __global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int64_t nb, int n
   }
   // POST factors of this thread's FMM.
   double rho_re = 0, rho_im = 0, red_re = 0, red_im = 0;
-  if (row_ok && p >= 1) {
+  if (post && row_ok && p >= 1) {
     const Rho f = post_factor(P, M, p, sign);
     rho_re = f.re, rho_im = f.im;
     red_re = red[2 * (p - 1)], red_im = red[2 * (p - 1) + 1];
@@ -257,6 +268,10 @@ __global__ void k_s2t(int64_t N, int64_t P, int64_t M, int ml, int64_t nb, int n
       if (!ok) continue;
       if (p == 0) {
         Z[to] = xw[(ml + i) * kRows + tr];
+        continue;
+      }
+      if (!post) {
+        Z[to] = R(v);
         continue;
       }
       const bool im_part = r & 1;
@@ -315,6 +330,11 @@ struct CudaPlan {
   unsigned long long* first = nullptr;
   cufftHandle fft_p = 0, fft_m = 0;
   bool have_p = false, have_m = false;
+  // GPUFMM_FFT_POST_CALLBACK: the callback's caller info (device) and the
+  // sign it holds now.
+  PostInfo* post_info = nullptr;
+  void* post_caller = nullptr;  // cuFFT keeps the address of the caller info
+  int post_sign = 0;
   cudaEvent_t ev[kStages + 1] = {};
   // Over several ranks: the halos and base level on the device (ring.hpp's
   // layout), and pinned host memory (reals) for what travels: the two end
@@ -378,6 +398,33 @@ void setup_distributed(Plan& p, CudaPlan& g, cudaStream_t st) {
   std::memset(g.host, 0, hbytes);
 }
 
+// GPUFMM_FFT_POST_CALLBACK: POST moves into the load of the 2D FFT's first
+// transform h (made after this), whose element of index (m, p) is at m zm
+// + p zp. The factors rho_p of both directions come from post_factor (a
+// table), the sums r_p from k_reduce's output.
+template <class R>
+void set_post_callback(Plan& p, CudaPlan& g, cufftHandle h, int64_t zp) {
+  const int64_t P = p.par.P;
+  std::vector<double> rho(size_t(4 * P));
+  for (int s = 0; s < 2; ++s)
+    for (int64_t q = 0; q < P; ++q) {
+      const Rho f = post_factor(P, p.par.M, q, s == 0 ? -1 : 1);
+      rho[size_t(2 * (s * P + q))] = f.re;
+      rho[size_t(2 * (s * P + q) + 1)] = f.im;
+    }
+  auto* dev_rho = static_cast<double*>(g.alloc(sizeof(double) * rho.size(), "FMM-FFT POST factors"));
+  backend_upload(*g.ctx, dev_rho, rho.data(), sizeof(double) * rho.size(), false);
+  g.post_sign = -1;
+  const PostInfo info{dev_rho, g.red, P, zp, g.post_sign};
+  g.post_info = static_cast<PostInfo*>(g.alloc(sizeof(PostInfo), "FMM-FFT POST callback's data"));
+  backend_upload(*g.ctx, g.post_info, &info, sizeof(info), false);
+  g.post_caller = g.post_info;
+  const bool single = sizeof(R) == 4;
+  GPUFMM_CUFFT_CHECK(cufftXtSetJITCallback(h, single ? kPostLoadC : kPostLoadZ, kPostCallbackLto,
+                                           kPostCallbackLto_size,
+                                           single ? CUFFT_CB_LD_COMPLEX : CUFFT_CB_LD_COMPLEX_DOUBLE, &g.post_caller));
+}
+
 template <class R>
 void setup_t(Plan& p) {
   auto g = std::unique_ptr<CudaPlan, CudaPlanDeleter>(new CudaPlan);
@@ -419,6 +466,7 @@ void setup_t(Plan& p) {
   GPUFMM_CUFFT_CHECK(cufftCreate(&g->fft_p));
   g->have_p = true;
   long long np[1] = {P}, nm[1] = {M};
+  if (p.options.post) set_post_callback<R>(p, *g, G == 1 ? g->fft_m : g->fft_p, G == 1 ? M : 1);
   if (G == 1) {
     // cuFFT on Z (m-major, see k_s2t): along m (P contiguous transforms of
     // length M, in place), then along p (M transforms of length P, stride
@@ -657,11 +705,15 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
     dim3 grid(unsigned((2 * P + kRows - 1) / kRows), unsigned((nb + chunk - 1) / chunk));
     const size_t smem = s2t_smem<R>(int(ml));
     const int64_t zm = d ? P : 1, zp = d ? 1 : M;
-    k_s2t<R><<<grid, block, smem, st>>>(p.par.N, P, M, int(ml), nb, nbp, chunk, sign, g.s2t, g.red,
-                                        input_ring<R>(p, x, halo), T, zm, zp, Z);
+    k_s2t<R><<<grid, block, smem, st>>>(p.par.N, P, M, int(ml), nb, nbp, chunk, sign, !g.post_info, g.s2t,
+                                        g.red, input_ring<R>(p, x, halo), T, zm, zp, Z);
     check_launch("k_s2t");
   }
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kS2T + 1], st));
+  if (g.post_info && g.post_sign != sign) {  // the callback's POST for this direction
+    g.post_sign = sign;
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&g.post_info->sign, &g.post_sign, sizeof(int), cudaMemcpyHostToDevice, st));
+  }
   const int dir = sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE;
   auto fft = [&](cufftHandle h, R* a, R* b) {
     if constexpr (sizeof(R) == 4)
@@ -670,17 +722,20 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
       GPUFMM_CUFFT_CHECK(
           cufftExecZ2Z(h, reinterpret_cast<cufftDoubleComplex*>(a), reinterpret_cast<cufftDoubleComplex*>(b), dir));
   };
+  // The first transform's output: Z itself (in place), or, when its load
+  // applies POST (a callback reading Z), T (free after the S2T).
+  R* F = g.post_info ? T : Z;
   if (d) {
     // Along p on this rank's rows, then each rank's P / G columns of every
     // row to that rank (packed by the copy: G blocks of rows x P / G), one
     // all-to-all, and along m over the rows of every rank (in T, free after
-    // the S2T) into the output.
-    fft(g.fft_p, Z, Z);
+    // the S2T and the packing) into the output.
+    fft(g.fft_p, Z, F);
     GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
     const int64_t rows = N / P, cols = P / d->G, blk = 2 * rows * cols;
     R* send = staged ? host + g.h_send : static_cast<R*>(g.send);
     for (int h = 0; h < d->G; ++h)
-      GPUFMM_CUDA_CHECK(cudaMemcpy2DAsync(send + h * blk, sizeof(R) * 2 * size_t(cols), Z + 2 * h * cols,
+      GPUFMM_CUDA_CHECK(cudaMemcpy2DAsync(send + h * blk, sizeof(R) * 2 * size_t(cols), F + 2 * h * cols,
                                           sizeof(R) * 2 * size_t(P), sizeof(R) * 2 * size_t(cols), size_t(rows),
                                           staged ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice, st));
     if (staged) {
@@ -694,9 +749,9 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
     fft(g.fft_m, T, y);
     GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftM + 1], st));
   } else {
-    fft(g.fft_m, Z, Z);  // along m first (Z is m-major): ev[kFftM + 1]
+    fft(g.fft_m, Z, F);  // along m first (Z is m-major): ev[kFftM + 1]
     GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftM + 1], st));
-    fft(g.fft_p, Z, y);
+    fft(g.fft_p, F, y);
     GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
   }
   if (!on_context)

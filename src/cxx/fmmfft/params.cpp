@@ -81,6 +81,8 @@ void validate(const Options& o) {
           o.direction, " is not 0 (both), GPUFMM_FFT_FORWARD or GPUFMM_FFT_INVERSE");
   require(o.tune >= 0 && o.tune <= 64, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'tune' = ", o.tune,
           " is not in 0..64");
+  require(o.post == 0 || o.post == 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'post' = ", o.post,
+          " is not GPUFMM_FFT_POST_FUSED (0) or GPUFMM_FFT_POST_CALLBACK (1)");
 }
 
 // The factorizations considered: P <= 4096 (flatter 2D FFTs gain nothing,

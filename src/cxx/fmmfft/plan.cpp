@@ -117,6 +117,9 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, const Cluster*
   Machine m;
   local([&] {
     validate(o);
+    require(o.post == 0 || ctx.on_gpu(), GPUFMM_ERROR_INVALID_ARGUMENT,
+            "options field 'post' = GPUFMM_FFT_POST_CALLBACK needs a GPU context (a cuFFT load callback); "
+            "the CPU backend applies POST in its near field");
     check_size(o.n, G);
     m = machine_of(ctx, single);
   });

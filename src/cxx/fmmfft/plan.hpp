@@ -70,6 +70,7 @@ struct Options {
   int Q = 0;           // 0: from eps
   int direction = 0;   // 0: both; -1 forward only; +1 inverse only
   int tune = 0;        // time this many best-predicted candidates (0: model only)
+  int post = 0;        // 0: POST in the near field; 1: in cuFFT's load callback (CUDA)
 };
 
 // Throws INVALID_ARGUMENT naming the field (as gpufmm_fft_options_t names it).
