@@ -380,6 +380,7 @@ void op_fft(Bytes& b, State& st) {
     if (b.small(3) == 0) o.q = b.small(2) ? b.small(30) : b.i32();
     if (b.small(4) == 0) o.direction = b.small(5) - 2;
     if (b.small(6) == 0) o.tune = b.small(3);
+    if (b.small(6) == 0) o.post = b.small(2) ? b.small(3) : b.i32();
   }
   gpufmm_fft_plan_t p = nullptr;
   // Sometimes through the several-GPU entry point: 0 to 3 of the contexts
