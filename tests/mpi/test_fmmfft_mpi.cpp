@@ -19,7 +19,8 @@
 //  4. Errors on every rank: a NaN on one rank (every output untouched),
 //     options that differ across ranks, a size not admitted over G ranks.
 // On GPU ranks also: device arrays in place give the host calls' values,
-// and a CPU rank among GPU ranks is refused on every rank.
+// POST in cuFFT's load callback gives POST fused's, and a CPU rank among GPU
+// ranks is refused on every rank.
 #include <mpi.h>
 
 #include <cmath>
@@ -159,6 +160,26 @@ void check_transform(int64_t n, int dtype, double eps, int tune = 0, int P = 0, 
     expect(info.sent_base * size == (int64_t(1) << info.base) * C * P1 * info.q,
            "base level " + std::to_string(info.sent_base));
   }
+  if (use_gpu) {
+    // POST in cuFFT's load (over ranks the first transform runs along p):
+    // the fused plan's values to rounding.
+    gpufmm_fft_options_t oc = options(n, dtype, eps);
+    oc.p = info.p;
+    oc.ml = info.ml;
+    oc.b = info.base;
+    oc.q = info.q;
+    oc.post = GPUFMM_FFT_POST_CALLBACK;
+    gpufmm_fft_plan_t cb = nullptr;
+    const gpufmm_status_t sc = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &oc, &cb);
+    expect(sc == GPUFMM_SUCCESS, std::string("POST callback plan: ") + gpufmm_last_error_message());
+    if (sc == GPUFMM_SUCCESS) {
+      for (int sign : {-1, 1}) {
+        const double d = block_error(run_block(cb, x, sign, single), gather(run_block(plan, x, sign, single)));
+        expect(d <= (single ? 6e-7 : 1e-15), "POST callback differs from POST fused by " + std::to_string(d));
+      }
+      gpufmm_fft_plan_destroy(cb);
+    }
+  }
   // inverse(forward(x)) = N x, in place.
   std::vector<double> z = gather(run_block(plan, x, -1, single, true));
   z = gather(run_block(plan, z, 1, single, true));
@@ -252,6 +273,14 @@ void check_errors() {
     expect(st == GPUFMM_ERROR_INVALID_ARGUMENT && plan == nullptr &&
                std::string(gpufmm_last_error_message()).find("options field 'q'") != std::string::npos,
            std::string("q = 99 on the last rank: ") + gpufmm_last_error_message());
+    if (!use_gpu) {  // POST in cuFFT's load: refused on CPU ranks, on every rank
+      o = options(n, GPUFMM_COMPLEX128, 0);
+      o.post = GPUFMM_FFT_POST_CALLBACK;
+      st = gpufmm_fft_plan_create_mpi(cpu, MPI_COMM_WORLD, &o, &plan);
+      expect(st == GPUFMM_ERROR_INVALID_ARGUMENT && plan == nullptr &&
+                 std::string(gpufmm_last_error_message()).find("needs a GPU context") != std::string::npos,
+             std::string("post = GPUFMM_FFT_POST_CALLBACK on CPU ranks: ") + gpufmm_last_error_message());
+    }
     // N = 16 factors as P = 2, M_L = 2, L = 2: over 4 ranks P is not a
     // multiple of 4.
     o = options(16, GPUFMM_COMPLEX128, 1e-3);
