@@ -35,10 +35,15 @@ using namespace gpufmm_test;
 // The Hessian's relative L2 error is at most this times the plan's eps
 // where the near field carries a share of the sums (measured: at most 0.02
 // eps), and at most kFarHessFactor times the gradient's error where the far
-// field carries nearly all of it (measured: 2.4x); docs/laplace_fmm.md,
-// "Hessians and several densities".
+// field carries nearly all of it. With the calibrated p (the smallest that
+// meets eps for the potential and gradient) that ratio was 1.9-5.1 for
+// charges at eps 1e-3 and 0.7-1.7 for the other cases, over 42 seeds (a
+// second derivative of a truncated expansion loses about p times more than
+// a first; at eps 1e-3 p is smallest); 5, the bound before the calibrated
+// p, failed on one seed. docs/laplace_fmm.md, "Hessians and several
+// densities".
 constexpr double kHessFactor = 1.0;
-constexpr double kFarHessFactor = 5.0;
+constexpr double kFarHessFactor = 8.0;
 
 uint64_t base_seed() {
   static const uint64_t seed = [] {
