@@ -412,10 +412,10 @@ void set_post_callback(Plan& p, CudaPlan& g, cufftHandle h, int64_t zp) {
       rho[size_t(2 * (s * P + q))] = f.re;
       rho[size_t(2 * (s * P + q) + 1)] = f.im;
     }
-  auto* dev_rho = static_cast<double*>(g.alloc(sizeof(double) * rho.size(), "FMM-FFT POST factors"));
-  backend_upload(*g.ctx, dev_rho, rho.data(), sizeof(double) * rho.size(), false);
+  void* dev_rho = nullptr;
+  upload_as<double>(g, dev_rho, rho, "FMM-FFT POST factors");
   g.post_sign = -1;
-  const PostInfo info{dev_rho, g.red, P, zp, g.post_sign};
+  const PostInfo info{static_cast<const double*>(dev_rho), g.red, P, zp, g.post_sign};
   g.post_info = static_cast<PostInfo*>(g.alloc(sizeof(PostInfo), "FMM-FFT POST callback's data"));
   backend_upload(*g.ctx, g.post_info, &info, sizeof(info), false);
   g.post_caller = g.post_info;
