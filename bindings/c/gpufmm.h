@@ -456,7 +456,11 @@ typedef struct gpufmm_laplace_options_s {
                           gpufmm_laplace_evaluate are double either way        */
   int p;               /* 0 (default): from eps; else force this truncation
                           number (1..GPUFMM_LAPLACE_MAX_P)                      */
-  int l_max;           /* -1 (default): chosen by the cost model; else depth    */
+  int l_max;           /* -1 (default): chosen by the cost model; else depth
+                          (in double, a depth whose leaves are so sparse that
+                          eps would need more than GPUFMM_LAPLACE_MAX_P terms
+                          gives way to the cost model's; plan_info.l_max
+                          reports the depth used)                              */
   int s_max;           /* -1 (default): cost model; else at most s_max points
                           per finest box (used when l_max = -1)                */
   int stencil;         /* a gpufmm_laplace_stencil_t, default MODIFIED          */

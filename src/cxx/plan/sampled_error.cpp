@@ -31,6 +31,8 @@ double reference_value(uint64_t& s, bool positive) {
   return splitmix64(s) >> 63 ? 1.0 : -1.0;
 }
 
+double reference_uniform(uint64_t& s) { return 2.0 * reference_value(s, true) - 1.0; }
+
 Samples strata_samples(int64_t nt, int64_t count, uint64_t seed) {
   Samples S;
   if (nt <= count) {

@@ -15,6 +15,8 @@ uint64_t splitmix64(uint64_t& s);
 // One value of a calibration's reference densities: uniform in (0, 1)
 // (positive), else a random sign of magnitude 1.
 double reference_value(uint64_t& s, bool positive);
+// One value uniform in (-1, 1).
+double reference_uniform(uint64_t& s);
 
 // Sampled targets (user indices) and the number of targets each stands for
 // in the estimate of the error's sum of squares.

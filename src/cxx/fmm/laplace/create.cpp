@@ -615,9 +615,31 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   // split an error budget fitted to dense near fields (the C-API fuzzer
   // found 6 points, eps 1e-10, l_max 4: gradient 7.0e-10 with them, 5.5e-15
   // without; regression test LaplaceFmmAccuracy.SparseTreesKeepTheFullP).
-  // The depth stays.
+  // The depth stays, unless in double the extra terms would pass the
+  // largest p: then nothing certifies eps at this depth (measured: 6-25
+  // points at forced depths 4-5, about one per leaf, p = 50 for eps 1e-10
+  // and 1e-12 gave gradient errors up to 126 eps), and a forced depth gives
+  // way to the cost model's, which plan_info reports
+  // (LaplaceFmmAccuracy.SparseTreesKeepTheFullP). In float the largest p is
+  // the roundoff floor (1500 points at depths 5-6, p = 16: errors <= 2.6e-6
+  // at eps 1e-5), so float keeps the depth.
   if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0 &&
       double(P.p2p_pairs) < kLaplaceSparseNearPerTarget * double(P.ntrg)) {
+    if (opt.l_max >= 0 && !P.single() && P.p + kLaplaceSparseExtraP > kMaxP) {
+      LaplaceOptions model_depth = opt;
+      model_depth.l_max = -1;
+      return laplace_plan_create(ctx, model_depth, nsrc, sources, ntrg, targets);
+    }
+    // In double a sparse tree also takes the standard stencil: the closest
+    // pairs then go through type-2 translations, the modified stencil's
+    // worst geometry (27 points at depth 5, dipoles, eps 1e-8, p = 38 + 2:
+    // gradient 8.7e-8 with it, 7.8e-13 with the standard stencil). The
+    // lists differ, so the plan is built again.
+    if (!P.single() && P.modified) {
+      LaplaceOptions standard = opt;
+      standard.stencil = GPUFMM_STENCIL_STANDARD;
+      return laplace_plan_create(ctx, standard, nsrc, sources, ntrg, targets);
+    }
     const int ps = laplace_p_sparse(P.p, double(P.p2p_pairs) / double(P.ntrg), P.single());
     if (ps != P.p || P.options.variable_truncation) {
       P.p = ps;

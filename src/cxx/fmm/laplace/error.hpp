@@ -49,7 +49,9 @@
 //   cases (40 seeds, l_max = 5 and 6, charges and dipoles) still reached
 //   1.39 eps (gradient, l_max = 6); with 8 the worst was 0.40 eps.  Such
 //   plans keep the full p in every translation (create.cpp: the reduced
-//   numbers below gave 7x eps on 6 points at eps 1e-10).
+//   numbers below gave 7x eps on 6 points at eps 1e-10) and, in double,
+//   take the standard stencil; where p + kLaplaceSparseExtraP would pass
+//   kMaxP a forced depth gives way to the cost model's (create.cpp).
 // * float: the fit is the same up to the float floor (relative L2 ~3e-6 in
 //   the worst case, 3e-7 for uniform data), reached at p = 16; p is capped
 //   there.  eps down to 1e-5 is achieved in float.
