@@ -155,11 +155,11 @@ int run_fmm(const std::vector<std::string>& args) {
   if (info.calibration_evaluates > 0)
     std::printf("plan: %.4f s (p calibrated: %d test evaluates, measured error %.2e)\n\n", info.plan_seconds,
                 info.calibration_evaluates, info.measured_eps);
+  else
+    std::printf("plan: %.4f s\n\n", info.plan_seconds);
   if (info.calibration_evaluates > 0 && info.measured_eps > eps)
     std::fprintf(stderr, "gpufmm fmm: warning: the measured error %.2e is above eps %.1e; p = %d, the most terms the plan takes, "
                  "reaches no further on these points\n", info.measured_eps, eps, info.p);
-  else
-    std::printf("plan: %.4f s\n\n", info.plan_seconds);
   // The profile as in papers/000 Table 8.
   const double stages[6] = {info.t_p2m, info.t_upward, info.t_downward, info.t_l2p, info.t_p2p, info.t_total};
   std::printf("%-12s %10s %10s %10s %10s %10s %10s\n", "evaluate", "S exp", "up trans", "down trans", "R eval",
