@@ -15,7 +15,8 @@
 // value whose error is within eps / kLaplaceCalibrationMargin (error.hpp)
 // for every reference set (plans with few targets have several sets of
 // signed charges and of dipoles, kFewTargetSets): the search runs on the
-// first set (signed charges, or dipoles), starting kStartBelow terms under the model's p and
+// first set (signed charges, or dipoles), starting kStartBelow terms under
+// the model's p and
 // stepping by the error ratio per term (the model's, then the measured one),
 // until the smallest p within the goal has its predecessor measured or
 // predicted above it; the other sets are then evaluated at that p, and if
@@ -64,9 +65,10 @@ constexpr double kMinRatio = 1.2, kMaxRatio = 4.0;
 // uniform, ellipsoid or Plummer). These extra sets are evaluated only at the
 // p the search found; the larger error of all sets decides. Their evaluates
 // cost (CPU, 2 cores, 20000 points, charges in (0, 1): plan 0.80 s with 11
-// test evaluates, 0.24 s with 3 without them; CI's tests of 6000-8000 points
-// took 6 minutes longer under the sanitizers with a bound of 8192), so the
-// bound is the largest size measured to miss (4000 points).
+// test evaluates, 0.24 s with 3 without them; with a bound of 8192 CI took
+// 33.2 minutes against 30.1 at 4096, mostly its tests of 6000-8000 points
+// under the sanitizers), so the bound is the largest size measured to miss
+// (4000 points).
 constexpr int64_t kFewTargets = 4096;
 constexpr int kFewTargetSets = 4;
 
