@@ -334,8 +334,9 @@ TEST_F(CudaLaplaceFmm, GraphReplayEqualsDirectLaunches) {
 }
 
 // Grouped M2L (the default): group sizes (1 receiver .. more than a level),
-// 4 and 8 lanes, both stencils, a low and a high p (reduced classes),
-// and the receiver-major BpB kernel, all against the CPU pipeline.
+// 4 and 8 lanes, 256/320/384/512 threads (automatic: 256, 384 and 512 for
+// the three p), both stencils, a low, a middle and a high p (reduced
+// classes), and the receiver-major BpB kernel, all against the CPU pipeline.
 TEST_F(CudaLaplaceFmm, GroupedM2LMatchesCpu) {
   const int64_t n = 12000;
   const auto src = gpufmm_test::make_points(Dist::Ellipsoid, n, 51);
@@ -345,13 +346,15 @@ TEST_F(CudaLaplaceFmm, GroupedM2LMatchesCpu) {
     const char *group, *lanes, *kernels;
   };
   for (int stencil : {int(GPUFMM_STENCIL_MODIFIED), int(GPUFMM_STENCIL_STANDARD)})
-    for (int p : {9, 30}) {
+    for (int p : {9, 18, 30}) {
       auto o = options(1e-6, GPUFMM_FLOAT64, p, 4);
       o.stencil = stencil;
       Result c;
       fmm(cpu, o, src, &trg, q.data(), nullptr, c);
       for (const Case k : {Case{"16", "8", "m2l=grp"}, Case{"1", "4", "m2l=grp"}, Case{"3", "8", "m2l=grp"},
-                           Case{"100000", "4", "m2l=grp"}, Case{"16", "8", "m2l=bpb"}}) {
+                           Case{"100000", "4", "m2l=grp"}, Case{"16", "8", "m2l=grp,m2l_threads=256"},
+                           Case{"16", "4", "m2l=grp,m2l_threads=320"}, Case{"5", "8", "m2l=grp,m2l_threads=384"},
+                           Case{"16", "8", "m2l=grp,m2l_threads=512"}, Case{"16", "8", "m2l=bpb"}}) {
         SCOPED_TRACE(std::string("stencil ") + std::to_string(stencil) + " p " + std::to_string(p) + " group " +
                      k.group + " lanes " + k.lanes + " " + k.kernels);
         kernels = std::string("m2l_group=") + k.group + ",m2l_lanes=" + k.lanes + "," + k.kernels;

@@ -161,14 +161,21 @@ struct Eval {
     check_launch("laplace grouped M2L kernel");
   }
 
-  // Lanes: k.m2l_lanes (8 by default, 4 where 8 do not fit); 512 threads
-  // when p^2 > 256 (k.m2l_threads = 256 forces 256).
+  // Lanes: k.m2l_lanes (8 by default, 4 where 8 do not fit). Threads
+  // (k.m2l_threads, else automatic): the fewest of 256, 320, 384 and 512
+  // that hold the p^2 elements of a step (every element of every RCR step
+  // its own thread), 512 beyond.
   template <int NL>
   void m2l_grouped_lanes(const T* M, T* Lx, uint8_t* hl) {
-    if (p2 > 256 && G.k.m2l_threads != 256)
-      m2l_grouped_launch<NL, 512>(M, Lx, hl);
-    else
+    const int nt = G.k.m2l_threads > 0 ? G.k.m2l_threads : p2 <= 256 ? 256 : p2 <= 320 ? 320 : p2 <= 384 ? 384 : 512;
+    if (nt == 256)
       m2l_grouped_launch<NL, 256>(M, Lx, hl);
+    else if (nt == 320)
+      m2l_grouped_launch<NL, 320>(M, Lx, hl);
+    else if (nt == 384)
+      m2l_grouped_launch<NL, 384>(M, Lx, hl);
+    else
+      m2l_grouped_launch<NL, 512>(M, Lx, hl);
   }
 
   void m2l_grouped(const T* M, T* Lx, uint8_t* hl) {

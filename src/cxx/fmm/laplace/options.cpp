@@ -149,7 +149,7 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
       if (val == "4" || val == "8") k.m2l_lanes = val[0] - '0';
       else ok = false;
     } else if (key == "m2l_threads") {
-      if (val == "256" || val == "512") k.m2l_threads = std::atoi(val.c_str());
+      if (val == "256" || val == "320" || val == "384" || val == "512") k.m2l_threads = std::atoi(val.c_str());
       else ok = false;
     } else ok = false;
   }

@@ -46,8 +46,8 @@ namespace fmm {
 //   m2l_group   receivers per group of the grouped M2L (0: automatic)
 //   m2l_lanes   lanes per batch of the grouped M2L, 4 or 8 (0: 8 for groups
 //               of >= 8 receivers, else 4)
-//   m2l_threads threads per block of the grouped M2L, 256 or 512 (0: 512
-//               when p^2 > 256)
+//   m2l_threads threads per block of the grouped M2L, 256, 320, 384 or 512
+//               (0: the fewest that hold p^2, 512 beyond)
 struct LaplaceGpuKernels {
   // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
   gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_BPB, m2l = GPUFMM_STRATEGY_GRP,
