@@ -302,8 +302,11 @@ std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, c
     }
   P->nbatch = int64_t(P->batch_box.size());
   P->trg_leaf.assign(size_t(ntrg), -1);
-  for (int32_t b : P->batch_box)
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < P->nbatch; ++k) {
+    const int32_t b = P->batch_box[size_t(k)];
     for (int32_t i = P->tbox.point_begin[b]; i < P->tbox.point_end[b]; ++i) P->trg_leaf[i] = b;
+  }
 
   // Sets.
   P->nsets_t = P->nbatch + ntp;
@@ -342,9 +345,11 @@ std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, c
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < ntrg; ++i)
     for (int d = 0; d < 3; ++d) P->txyz[3 * i + d] = txyz_user[3 * int64_t(P->trg_perm[i]) + d];
+#pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < nsp; ++p)
     for (int k = 0; k < np3; ++k)
       proxy_point(P->par.degree, u.data(), P->sbox.box[P->sprox_box[p]], k, &P->sxyz[3 * (nsrc + p * np3 + k)]);
+#pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < ntp; ++p)
     for (int k = 0; k < np3; ++k)
       proxy_point(P->par.degree, u.data(), P->tbox.box[P->tprox_box[p]], k, &P->txyz[3 * (ntrg + p * np3 + k)]);
@@ -443,14 +448,35 @@ void finish(Plan& P) {
   const double t0 = now();
   // The list: pairs bucketed into rows (counting sort), each row's columns
   // ascending.
+  // Each thread counts and places a contiguous part of the pairs; the
+  // order within a row is then the sort's, whatever the thread count.
   const std::vector<std::pair<int32_t, int32_t>>& pairs = P.pairs;
-  P.list_offsets.assign(size_t(P.nsets_t + 1), 0);
+  const int64_t npairs = int64_t(pairs.size()), nrows = P.nsets_t;
+  P.list_offsets.assign(size_t(nrows + 1), 0);
   P.list_index.resize(pairs.size());
-  for (const auto& e : pairs) ++P.list_offsets[size_t(e.first) + 1];
-  for (int64_t r = 0; r < P.nsets_t; ++r) P.list_offsets[r + 1] += P.list_offsets[r];
+  const int nth = std::max(1, std::min<int>(omp_get_max_threads(), int(npairs / 65536) + 1));
+  std::vector<int64_t> at(size_t(nth) * size_t(nrows), 0);  // [thread][row]
+#pragma omp parallel num_threads(nth)
   {
-    std::vector<int64_t> at(P.list_offsets.begin(), P.list_offsets.end() - 1);
-    for (const auto& e : pairs) P.list_index[size_t(at[size_t(e.first)]++)] = e.second;
+    const int th = omp_get_thread_num();
+    const int64_t e0 = npairs * th / nth, e1 = npairs * (th + 1) / nth;
+    int64_t* mine = at.data() + size_t(th) * size_t(nrows);
+    for (int64_t e = e0; e < e1; ++e) ++mine[pairs[size_t(e)].first];
+#pragma omp barrier
+#pragma omp single
+    {
+      int64_t sum = 0;
+      for (int64_t r = 0; r < nrows; ++r) {
+        P.list_offsets[size_t(r)] = sum;
+        for (int t = 0; t < nth; ++t) {
+          const int64_t c = at[size_t(t) * size_t(nrows) + size_t(r)];
+          at[size_t(t) * size_t(nrows) + size_t(r)] = sum;
+          sum += c;
+        }
+      }
+      P.list_offsets[size_t(nrows)] = sum;
+    }
+    for (int64_t e = e0; e < e1; ++e) P.list_index[size_t(mine[pairs[size_t(e)].first]++)] = pairs[size_t(e)].second;
   }
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t r = 0; r < P.nsets_t; ++r)
