@@ -5,6 +5,8 @@
 // (LaplaceOptions::adaptive_direct_max is not in the C API).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +62,32 @@ inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(
   a.hess = out.h();
   gpufmm::fmm::laplace_evaluate(*plan, a);
   return plan;
+}
+
+// One case of LaplaceAdaptiveFmm.ThroughM2PAndP2L (every W and X box
+// through M2P and P2L, none summed directly) on the CPU backend: case i of
+// distribution d at eps, 6000 sources (3000 distinct targets for odd i),
+// the Hessian and two densities when hess; within eps, and W and X lists
+// present except on uniform points. CI runs eps 1e-3 and 1e-6
+// (tests/cxx/test_laplace_adaptive.cpp), tools/gpu-check eps 1e-9 (label
+// long: tests/cxx/test_laplace_adaptive_long.cpp; 45-70 s on 2 cores, p
+// above the CPU's batched M2L).
+inline void check_through_m2p_p2l(Dist d, double eps, int i, bool hess) {
+  gpufmm_context_t ref = nullptr;
+  ASSERT_EQ(gpufmm_context_create(GPUFMM_DEVICE_CPU, &ref), GPUFMM_SUCCESS);
+  const NdProblem p = make_nd_problem(d, 6000, i % 2 ? 3000 : -1, hess ? 2 : 1, i % 3, adaptive_seed() + 300 + i);
+  gpufmm::Context ctx;
+  NdOutputs out(p, hess);
+  auto plan = adaptive_evaluate(ctx, p, eps, GPUFMM_FLOAT64, 20, 0, out);
+  const NdErrors e = nd_errors(ref, p, out);
+  gpufmm_context_destroy(ref);
+  const std::string what = std::string(dist_name(d)) + " eps " + std::to_string(eps) + adaptive_seed_note();
+  ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
+  if (d != Dist::Uniform) EXPECT_GT(int64_t(plan->alists->w.size()), 0) << what;
+  if (d != Dist::Uniform) EXPECT_GT(int64_t(plan->alists->x.size()), 0) << what;
+  EXPECT_LE(e.pot, eps) << what;
+  EXPECT_LE(e.grad, eps) << what;
+  if (hess) EXPECT_LE(e.hess, eps) << what;
 }
 
 }  // namespace gpufmm_test
