@@ -64,6 +64,27 @@ inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(
   return plan;
 }
 
+// Errors of one adaptive evaluate (CPU backend) against the direct sum on
+// ref (nd_errors); direct_max: LaplaceOptions::adaptive_direct_max (0: every
+// W and X box through M2P and P2L); sizes: the plan's depth and W, X sizes.
+struct Sizes {
+  int l_max = 0;
+  int64_t w = 0, x = 0;
+};
+
+inline NdErrors adaptive_errors(gpufmm_context_t ref, const NdProblem& p, double eps, gpufmm_dtype_t precision,
+                                int s_max, bool hess, int64_t direct_max = -1, Sizes* sizes = nullptr) {
+  gpufmm::Context ctx;
+  NdOutputs out(p, hess);
+  auto plan = adaptive_evaluate(ctx, p, eps, precision, s_max, direct_max, out);
+  if (sizes) {
+    sizes->l_max = plan->l_max;
+    sizes->w = int64_t(plan->alists->w.size());
+    sizes->x = int64_t(plan->alists->x.size());
+  }
+  return nd_errors(ref, p, out);
+}
+
 // One case of LaplaceAdaptiveFmm.ThroughM2PAndP2L (every W and X box
 // through M2P and P2L, none summed directly) on the CPU backend: case i of
 // distribution d at eps, 6000 sources (3000 distinct targets for odd i),
@@ -76,15 +97,13 @@ inline void check_through_m2p_p2l(Dist d, double eps, int i, bool hess) {
   gpufmm_context_t ref = nullptr;
   ASSERT_EQ(gpufmm_context_create(GPUFMM_DEVICE_CPU, &ref), GPUFMM_SUCCESS);
   const NdProblem p = make_nd_problem(d, 6000, i % 2 ? 3000 : -1, hess ? 2 : 1, i % 3, adaptive_seed() + 300 + i);
-  gpufmm::Context ctx;
-  NdOutputs out(p, hess);
-  auto plan = adaptive_evaluate(ctx, p, eps, GPUFMM_FLOAT64, 20, 0, out);
-  const NdErrors e = nd_errors(ref, p, out);
+  Sizes z;
+  const NdErrors e = adaptive_errors(ref, p, eps, GPUFMM_FLOAT64, 20, hess, 0, &z);
   gpufmm_context_destroy(ref);
   const std::string what = std::string(dist_name(d)) + " eps " + std::to_string(eps) + adaptive_seed_note();
   ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
-  if (d != Dist::Uniform) EXPECT_GT(int64_t(plan->alists->w.size()), 0) << what;
-  if (d != Dist::Uniform) EXPECT_GT(int64_t(plan->alists->x.size()), 0) << what;
+  if (d != Dist::Uniform) EXPECT_GT(z.w, 0) << what;
+  if (d != Dist::Uniform) EXPECT_GT(z.x, 0) << what;
   EXPECT_LE(e.pot, eps) << what;
   EXPECT_LE(e.grad, eps) << what;
   if (hess) EXPECT_LE(e.hess, eps) << what;

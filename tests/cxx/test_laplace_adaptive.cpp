@@ -115,27 +115,6 @@ struct CpuContext {
   ~CpuContext() { gpufmm_context_destroy(ctx); }
 };
 
-// Errors of one adaptive evaluate against the direct sum (nd_errors);
-// direct_max: LaplaceOptions::adaptive_direct_max (0: every W and X box
-// through M2P and P2L). info: the plan's sizes.
-struct Sizes {
-  int l_max = 0;
-  int64_t w = 0, x = 0;
-};
-
-NdErrors adaptive_errors(gpufmm_context_t ref, const NdProblem& p, double eps, gpufmm_dtype_t precision, int s_max,
-                         bool hess, int64_t direct_max = -1, Sizes* sizes = nullptr) {
-  Context ctx;
-  NdOutputs out(p, hess);
-  auto plan = adaptive_evaluate(ctx, p, eps, precision, s_max, direct_max, out);
-  if (sizes) {
-    sizes->l_max = plan->l_max;
-    sizes->w = int64_t(plan->alists->w.size());
-    sizes->x = int64_t(plan->alists->x.size());
-  }
-  return nd_errors(ref, p, out);
-}
-
 TEST(LaplaceAdaptiveFmm, DoubleWithinEps) {
   CpuContext c;
   int i = 0;
