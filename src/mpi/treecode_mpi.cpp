@@ -167,7 +167,7 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
     static const double none[3] = {0, 0, 0};
     const double* own_t = D.same ? nullptr : D.own_trg.empty() ? none : D.own_trg.data();
     obj->plan = treecode::plan_build(ctx, o, D.src_route.nrecv, D.own_src.data(), D.same ? 0 : D.trg_route.nrecv,
-                                     own_t, &par);
+                                     own_t, &par, /*host_points=*/true);  // the window below shares them
   });
   Plan& P = *obj->plan;
   D.P = &P;

@@ -1,5 +1,6 @@
-// The CUDA treecode (src/cxx/treecode/plan.hpp): the plan's flat arrays on
-// the device, and every evaluate stage there, data resident:
+// The CUDA treecode's evaluate (src/cxx/treecode/plan.hpp; the plan's
+// arrays on the device: cuda_plan.cuh, built by plan.cu), every stage on the
+// device, data resident:
 //   k_charges        charges to sorted order (working precision + double)
 //   k_modified       modified charges of each chunk of a source cluster
 //                    (eqs. 14-15: the 1D Lagrange values of a tile of points
@@ -23,6 +24,7 @@
 #include "cuda/nearfield/p2p.cuh"
 #include "cuda/nearfield/p2p_units.cuh"
 #include "cuda/nearfield/user_kernel.cuh"
+#include "cuda/treecode/cuda_plan.cuh"
 #include "plan/checks.hpp"
 #include "treecode/plan.hpp"
 
@@ -31,76 +33,10 @@ namespace treecode {
 
 namespace nf = gpufmm::nearfield::cuda;
 using gpufmm::cuda::check_launch;
-using gpufmm::cuda::DevList;
 using gpufmm::cuda::DeviceGuard;
-using gpufmm::cuda::DeviceGuardNoThrow;
 using gpufmm::cuda::grid_for;
 using gpufmm::cuda::gstride;
 using gpufmm::cuda::gtid;
-using gpufmm::cuda::stream_of;
-
-struct CudaPlan {
-  Context* ctx = nullptr;
-  int device = 0;
-  std::vector<void*> blocks;
-  void* alloc(size_t b, const char* what) {
-    void* p = backend_alloc(*ctx, std::max<size_t>(b, 16), what);
-    blocks.push_back(p);
-    return p;
-  }
-  template <class V>
-  V* upload(const std::vector<V>& v, const char* what) {
-    V* d = static_cast<V*>(alloc(sizeof(V) * v.size(), what));
-    if (!v.empty())
-      gpufmm::cuda::staged_upload(*ctx, d, v.data(), sizeof(V) * v.size(), plan::parallel_copy);
-    return d;
-  }
-  // Plan arrays.
-  double *sxyz = nullptr, *txyz = nullptr, *tset_center = nullptr;
-  int32_t *tset_begin = nullptr, *tset_end = nullptr, *sset_begin = nullptr, *sset_end = nullptr;
-  int64_t* list_offsets = nullptr;
-  int32_t* list_index = nullptr;
-  int32_t *chunk_cluster = nullptr, *chunk_begin = nullptr, *chunk_end = nullptr, *chunk_first = nullptr;
-  Box *sprox_geom = nullptr, *tbox_geom = nullptr;
-  int32_t *src_perm = nullptr, *trg_perm = nullptr, *trg_leaf = nullptr, *tparent = nullptr, *tprox = nullptr;
-  double* u = nullptr;  // approx::cheb_units of the degree
-  uint64_t *units_batch = nullptr, *units_prox = nullptr;
-  int64_t nunits_batch = 0, nunits_prox = 0;
-  // Workspace (first evaluate).
-  void *q = nullptr, *pot = nullptr, *grad = nullptr;
-  double *qd = nullptr, *part = nullptr, *phi = nullptr;
-  void *in_q = nullptr, *out_pot = nullptr, *out_grad = nullptr;  // host API staging (double)
-  cudaEvent_t ev[6] = {};
-  // The near field's views: target sets (rows), source sets, the list.
-  gpufmm::cuda::DevSet targets() const {
-    gpufmm::cuda::DevSet R;
-    R.center = tset_center;
-    R.point_begin = tset_begin;
-    R.point_end = tset_end;
-    return R;
-  }
-  gpufmm::cuda::DevSet sources() const {
-    gpufmm::cuda::DevSet S;
-    S.point_begin = sset_begin;
-    S.point_end = sset_end;
-    return S;
-  }
-  DevList list() const {
-    DevList l;
-    l.offsets = list_offsets;
-    l.index = list_index;
-    return l;
-  }
-  ~CudaPlan() {
-    DeviceGuardNoThrow g(device);
-    if (!g.ok()) return;
-    (void)cudaStreamSynchronize(stream_of(*ctx));
-    for (auto& e : ev)
-      if (e) (void)cudaEventDestroy(e);
-    for (void* p : blocks) backend_free(*ctx, p);
-    (void)cudaGetLastError();
-  }
-};
 
 void CudaPlanDeleter::operator()(CudaPlan* g) const { delete g; }
 
@@ -204,78 +140,6 @@ __global__ void k_output(int64_t nt, int n, const double* __restrict__ u_in, boo
       for (int d = 0; d < 3; ++d) grad_out[3 * j + d] = S(g[d]);
   }
 }
-
-}  // namespace
-
-namespace detail {
-
-void setup_cuda(Plan& P) {
-  Context& ctx = P.ctx;
-  DeviceGuard guard(ctx);
-  P.gpu.reset(new CudaPlan);
-  CudaPlan& G = *P.gpu;
-  G.ctx = &ctx;
-  G.device = ctx.device;
-  std::vector<double> u(static_cast<size_t>(P.np1));
-  approx::cheb_units(P.par.degree, u.data());
-  G.u = G.upload(u, "treecode nodes");
-  // Targets at the sources in one tree: the sorted points are the same, and
-  // so are the proxies where both sides have them; when the shorter array is
-  // a prefix of the longer (other ranks' points come last in sxyz), the
-  // longer is uploaded once.
-  const bool shared = !P.ttree && P.trg_perm == P.src_perm &&
-                      (P.tprox_box.empty() || P.sprox_box == P.tprox_box ||
-                       (P.sprox_box.empty() && P.nq_remote == 0));
-  if (shared) {
-    const bool s_longer = P.sxyz.size() >= P.txyz.size();
-    double* d = G.upload(s_longer ? P.sxyz : P.txyz, "treecode points");
-    G.sxyz = G.txyz = d;
-  } else {
-    G.sxyz = G.upload(P.sxyz, "treecode source points");
-    G.txyz = G.upload(P.txyz, "treecode target points");
-  }
-  G.tset_center = G.upload(P.tset_center, "treecode target sets");
-  G.tset_begin = G.upload(P.tset_begin, "treecode target sets");
-  G.tset_end = G.upload(P.tset_end, "treecode target sets");
-  G.sset_begin = G.upload(P.sset_begin, "treecode source sets");
-  G.sset_end = G.upload(P.sset_end, "treecode source sets");
-  G.list_offsets = G.upload(P.list_offsets, "treecode lists");
-  G.list_index = G.upload(P.list_index, "treecode lists");
-  G.chunk_cluster = G.upload(P.chunk_cluster, "treecode chunks");
-  G.chunk_begin = G.upload(P.chunk_begin, "treecode chunks");
-  G.chunk_end = G.upload(P.chunk_end, "treecode chunks");
-  {
-    const int64_t nsp = int64_t(P.sprox_box.size());
-    std::vector<int32_t> first(size_t(nsp + 1), int32_t(P.chunk_cluster.size()));
-    for (int64_t c = int64_t(P.chunk_cluster.size()) - 1; c >= 0; --c) first[P.chunk_cluster[c]] = int32_t(c);
-    for (int64_t p = nsp - 1; p >= 0; --p) first[p] = std::min(first[p], first[p + 1]);
-    G.chunk_first = G.upload(first, "treecode chunks");
-    std::vector<Box> geom(static_cast<size_t>(nsp));
-    for (int64_t p = 0; p < nsp; ++p) geom[p] = P.sbox.box[P.sprox_box[p]];
-    G.sprox_geom = G.upload(geom, "treecode cluster boxes");
-  }
-  G.tbox_geom = G.upload(P.tbox.box, "treecode target boxes");
-  G.src_perm = G.upload(P.src_perm, "treecode permutations");
-  G.trg_perm = G.upload(P.trg_perm, "treecode permutations");
-  G.trg_leaf = G.upload(P.trg_leaf, "treecode target leaves");
-  G.tparent = G.upload(P.tbox.parent, "treecode target tree");
-  G.tprox = G.upload(P.tprox, "treecode target tree");
-  cudaStream_t s = stream_of(ctx);
-  const gpufmm::cuda::DevSet R = G.targets(), S = G.sources();
-  const DevList l = G.list();
-  auto alloc = [&](size_t b, const char* what) { return G.alloc(b, what); };
-  G.nunits_batch = nf::build_units(ctx, s, 0, P.nbatch, R, S, l, alloc, &G.units_batch, "treecode batch units");
-  G.nunits_prox = nf::build_units(ctx, s, P.nbatch, P.nsets_t - P.nbatch, R, S, l, alloc, &G.units_prox,
-                                  "treecode proxy units");
-  // A user kernel is compiled now (cached in the context): an expression
-  // that does not compile fails the plan, not a later evaluate.
-  if (P.options.kernel.type == kernels::KernelType::kUser)
-    nf::user_kernels(ctx, P.options.kernel.user, P.options.precision);
-  for (auto& e : G.ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
-  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s));
-}
-
-namespace {
 
 template <class T, class S>
 void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
@@ -420,6 +284,8 @@ void run(Plan& P, const S* charges, S* pot_out, S* grad_out, bool host) {
 }
 
 }  // namespace
+
+namespace detail {
 
 double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

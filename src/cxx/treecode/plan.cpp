@@ -1,8 +1,9 @@
-// Treecode plan (plan.hpp): options, trees, cluster geometry, the one
-// traversal of the three compute types, the sets and the CSR list, the
-// combined coordinate arrays. Backend-neutral and run on the host over host
-// copies of the trees' box arrays (a few thousand boxes at the default leaf
-// sizes); the CUDA plan uploads the result (src/cuda/treecode/plan.cu).
+// Treecode plan (plan.hpp): options, trees, cluster geometry, the sets (on
+// the host, over host copies of the trees' box arrays: a few thousand boxes
+// at the default leaf sizes). The CPU plan then runs the traversal of the
+// three compute types, builds the CSR list and the combined coordinate
+// arrays here; a GPU plan builds them on the device with the same steps
+// (traverse.hpp; src/cuda/treecode/plan.cu).
 #include <omp.h>
 
 #include <algorithm>
@@ -12,6 +13,10 @@
 #include "core/error.hpp"
 #include "plan/checks.hpp"
 #include "treecode/plan.hpp"
+#include "treecode/traverse.hpp"
+#ifdef GPUFMM_HAVE_CUDA
+#include "cuda/common/staging.hpp"
+#endif
 
 namespace gpufmm {
 namespace treecode {
@@ -124,32 +129,34 @@ Boxes host_boxes(const tree::Tree& t, const tree::PointSet& s) {
   return b;
 }
 
+TreeView view(const Boxes& b, const std::vector<int32_t>& prox) {
+  TreeView v;
+  v.n = b.n;
+  v.box = b.box.data();
+  v.child_begin = b.child_begin.data();
+  v.child_end = b.child_end.data();
+  v.leaf = b.leaf.data();
+  v.prox = prox.data();
+  return v;
+}
+
 // One pair of the traversal: target box t, source box s.
 struct Pair {
   int32_t t, s;
 };
 
 // The traversal of plan.hpp ("Method") of the plan's targets against one
-// source tree (the plan's own, or another rank's): emits (target set, source
-// set), the source set in that tree's numbering (box b's points: b; proxy
-// cluster p: boxes + p).
+// source tree (the plan's own, or another rank's), depth first from each
+// start pair: emits (target set, source set), the source set in that tree's
+// numbering (box b's points: b; proxy cluster p: boxes + p). The steps are
+// traverse.hpp's, which the device traversal calls too.
 class Traversal {
  public:
-  Traversal(const Plan& p, const Boxes& sb, const std::vector<int32_t>& sprox) : P(p), S(sb), sprox_(sprox) {}
+  Traversal(const Plan& p, const Boxes& sb, const std::vector<int32_t>& sprox)
+      : P(p), T(view(p.tbox, p.tprox)), S(view(sb, sprox)), starts_(start_pairs(p, sb)) {}
 
   void run(std::vector<std::pair<int32_t, int32_t>>& out) const {
     out.clear();
-    if (S.n == 0 || P.tbox.n == 0) return;
-    std::vector<Pair> starts;
-    const int32_t sroot = 0, troot = 0;
-    if (P.options.type == Type::kPC) {
-      for (int64_t i = 0; i < P.nbatch; ++i) starts.push_back({P.batch_box[i], sroot});
-    } else if (P.options.type == Type::kCP) {
-      for (int64_t b = 0; b < S.n; ++b)
-        if (S.leaf[b]) starts.push_back({troot, int32_t(b)});
-    } else {
-      starts.push_back({troot, sroot});
-    }
     const int nt = omp_get_max_threads();
     std::vector<std::vector<std::pair<int32_t, int32_t>>> part(static_cast<size_t>(nt));
 #pragma omp parallel
@@ -157,8 +164,8 @@ class Traversal {
       auto& mine = part[size_t(omp_get_thread_num())];
       std::vector<Pair> stack;
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t i = 0; i < int64_t(starts.size()); ++i) {
-        stack.assign(1, starts[size_t(i)]);
+      for (int64_t i = 0; i < int64_t(starts_.size()); ++i) {
+        stack.assign(1, {starts_[size_t(i)].first, starts_[size_t(i)].second});
         while (!stack.empty()) {
           const Pair q = stack.back();
           stack.pop_back();
@@ -174,48 +181,39 @@ class Traversal {
 
  private:
   const Plan& P;
-  const Boxes& S;
-  const std::vector<int32_t>& sprox_;
+  const TreeView T, S;
+  const std::vector<std::pair<int32_t, int32_t>> starts_;
 
   void expand(const Pair q, std::vector<Pair>& stack, std::vector<std::pair<int32_t, int32_t>>& out) const {
-    const Type type = P.options.type;
-    const Box& bt = P.tbox.box[q.t];
-    const Box& bs = S.box[q.s];
-    if (well_separated(bt, bs, P.par.theta)) {
-      emit(q.t, P.tprox[q.t] >= 0, q.s, sprox_[q.s] >= 0, out);
-      return;
-    }
-    const bool split_t = type != Type::kPC && !P.tbox.leaf[q.t];
-    const bool split_s = type != Type::kCP && !S.leaf[q.s];
-    if (split_t && (!split_s || bt.r > bs.r)) {
-      for (int32_t c = P.tbox.child_begin[q.t]; c < P.tbox.child_end[q.t]; ++c) stack.push_back({c, q.s});
-    } else if (split_s) {
+    const int step = pair_step(int(P.options.type), P.par.theta, T, q.t, S, q.s);
+    if (step == kSplitTarget) {
+      for (int32_t c = T.child_begin[q.t]; c < T.child_end[q.t]; ++c) stack.push_back({c, q.s});
+    } else if (step == kSplitSource) {
       for (int32_t c = S.child_begin[q.s]; c < S.child_end[q.s]; ++c) stack.push_back({q.t, c});
     } else {
-      emit(q.t, false, q.s, false, out);
+      emit(q.t, q.s, step == kAccept, out);
     }
   }
 
-  // The pair acts through the proxies of a side that has them (the type's
-  // proxy arrays are -1 where it allows none), else through its points; the
-  // points of a target box go to the rows of the batches below it.
-  void emit(int32_t t, bool tp, int32_t s, bool sp, std::vector<std::pair<int32_t, int32_t>>& out) const {
-    const int32_t col = sp ? int32_t(S.n + sprox_[s]) : s;
-    if (tp) {
-      out.push_back({int32_t(P.nbatch + P.tprox[t]), col});
+  // A target box without proxies (or not accepted) passes the column to the
+  // rows of the batches below it (itself when it is a leaf).
+  void emit(int32_t t, int32_t s, bool accepted, std::vector<std::pair<int32_t, int32_t>>& out) const {
+    const int32_t col = source_set(S, s, accepted);
+    const int32_t row = target_proxy_set(T, t, accepted, P.nbatch);
+    if (row >= 0) {
+      out.push_back({row, col});
       return;
     }
-    // Leaves below t (t itself when it is one).
     int32_t stack[8 * (tree::kMaxLevel + 1) + 1];
     int top = 0;
     stack[top++] = t;
     while (top > 0) {
       const int32_t b = stack[--top];
-      if (P.tbox.leaf[b]) {
+      if (T.leaf[b]) {
         out.push_back({P.batch_of(b), col});
         continue;
       }
-      for (int32_t c = P.tbox.child_begin[b]; c < P.tbox.child_end[b]; ++c) stack[top++] = c;
+      for (int32_t c = T.child_begin[b]; c < T.child_end[b]; ++c) stack[top++] = c;
     }
   }
 };
@@ -223,6 +221,21 @@ class Traversal {
 }  // namespace
 
 int32_t Plan::batch_of(int32_t leaf_box) const { return batch_index[size_t(leaf_box)]; }
+
+std::vector<std::pair<int32_t, int32_t>> start_pairs(const Plan& P, const Boxes& S) {
+  std::vector<std::pair<int32_t, int32_t>> starts;
+  if (S.n == 0 || P.tbox.n == 0) return starts;
+  const int32_t sroot = 0, troot = 0;
+  if (P.options.type == Type::kPC) {
+    for (int64_t i = 0; i < P.nbatch; ++i) starts.push_back({P.batch_box[size_t(i)], sroot});
+  } else if (P.options.type == Type::kCP) {
+    for (int64_t b = 0; b < S.n; ++b)
+      if (S.leaf[size_t(b)]) starts.push_back({troot, int32_t(b)});
+  } else {
+    starts.push_back({troot, sroot});
+  }
+  return starts;
+}
 
 std::vector<int32_t> proxy_clusters(const Boxes& b, Type type, bool source_side, int np3,
                                     std::vector<int32_t>* proxy_box) {
@@ -239,7 +252,7 @@ std::vector<int32_t> proxy_clusters(const Boxes& b, Type type, bool source_side,
 }
 
 std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
-                                 int64_t ntrg, const double* targets, const Params* par) {
+                                 int64_t ntrg, const double* targets, const Params* par, bool host_points) {
   const double t0 = now();
   validate(o);
   kernels::validate_for_backend(o.kernel, ctx.on_gpu());
@@ -258,28 +271,45 @@ std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, c
   P->np3 = P->np1 * P->np1 * P->np1;
   P->plan_seconds = -t0;  // finish adds its end time
 
+  // What the host keeps: everything on the CPU; on a GPU the box arrays, and
+  // the sorted sources where host_points asks for them.
+  const bool gpu = ctx.on_gpu(), cpu = !gpu;
+  host_points = host_points || cpu;
+
   // Trees: sources with leaves of N_L points, targets with batches of N_B
-  // (a side without points has none).
+  // (a side without points has none). A GPU plan uploads the points once:
+  // its trees are built from that copy, and its set-up sorts it.
   double t = now();
+  const double* tsrc = sources;
+  const double* ttrg = same ? sources : targets;
+#ifdef GPUFMM_HAVE_CUDA
+  if (gpu) {
+    gpufmm::cuda::DevicePoints dev =
+        gpufmm::cuda::upload_points(ctx, sources, nsrc, same ? nullptr : targets, ntrg, plan::parallel_copy);
+    P->dev_sources = tsrc = dev.src;
+    P->dev_targets = dev.trg;
+    ttrg = same ? dev.src : dev.trg;
+    P->dev_points = dev.hold;
+  }
+#endif
   tree::Options to;
   to.kind = tree::Kind::Adaptive;
   to.s_max = P->par.leaf_size;
-  if (nsrc > 0) P->stree = tree::build(ctx, cornered(to, sources, nsrc), sources, nsrc, nullptr, 0, false);
+  if (nsrc > 0) P->stree = tree::build(ctx, cornered(to, sources, nsrc), tsrc, nsrc, nullptr, 0, gpu);
   if (ntrg > 0 && (!same || nsrc == 0 || P->par.batch_size != P->par.leaf_size)) {
     to.s_max = P->par.batch_size;
-    const double* tp = same ? sources : targets;
-    P->ttree = tree::build(ctx, cornered(to, tp, ntrg), tp, ntrg, nullptr, 0, false);
+    P->ttree = tree::build(ctx, cornered(to, same ? sources : targets, ntrg), ttrg, ntrg, nullptr, 0, gpu);
   }
   if (P->stree) {
     P->sbox = host_boxes(*P->stree, P->S());
-    P->src_perm = tree::host_copy(*P->stree, P->S().perm, nsrc);
+    if (host_points) P->src_perm = tree::host_copy(*P->stree, P->S().perm, nsrc);
   }
   if (P->ttree) {
     P->tbox = host_boxes(*P->ttree, P->R());
-    P->trg_perm = tree::host_copy(*P->ttree, P->R().perm, ntrg);
+    if (cpu) P->trg_perm = tree::host_copy(*P->ttree, P->R().perm, ntrg);
   } else if (ntrg > 0) {
     P->tbox = P->sbox;
-    P->trg_perm = P->src_perm;
+    if (cpu) P->trg_perm = P->src_perm;
   }
   P->times.tree = now() - t;
 
@@ -301,11 +331,13 @@ std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, c
       P->batch_box.push_back(int32_t(b));
     }
   P->nbatch = int64_t(P->batch_box.size());
-  P->trg_leaf.assign(size_t(ntrg), -1);
+  if (cpu) {  // a GPU plan's on the device
+    P->trg_leaf.assign(size_t(ntrg), -1);
 #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < P->nbatch; ++k) {
-    const int32_t b = P->batch_box[size_t(k)];
-    for (int32_t i = P->tbox.point_begin[b]; i < P->tbox.point_end[b]; ++i) P->trg_leaf[i] = b;
+    for (int64_t k = 0; k < P->nbatch; ++k) {
+      const int32_t b = P->batch_box[size_t(k)];
+      for (int32_t i = P->tbox.point_begin[b]; i < P->tbox.point_end[b]; ++i) P->trg_leaf[i] = b;
+    }
   }
 
   // Sets.
@@ -329,30 +361,35 @@ std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, c
     P->sset_begin[c] = prox ? int32_t(nsrc + (c - P->sbox.n) * np3) : P->sbox.point_begin[c];
     P->sset_end[c] = prox ? P->sset_begin[c] + np3 : P->sbox.point_end[c];
   }
-  Traversal(*P, P->sbox, P->sprox).run(P->pairs);
+  if (cpu) Traversal(*P, P->sbox, P->sprox).run(P->pairs);  // a GPU plan's runs in its set-up
   P->times.lists = now() - t;
 
-  // Combined coordinates and the modified-charge work units.
+  // Combined coordinates (host: the CPU plan's; the sorted sources of
+  // host_points) and the modified-charge work units.
   t = now();
-  std::vector<double> u(static_cast<size_t>(P->np1));
-  approx::cheb_units(P->par.degree, u.data());
-  P->sxyz.resize(size_t(3 * P->nq_local));
-  P->txyz.resize(size_t(3 * (ntrg + ntp * np3)));
+  if (host_points) {
+    P->sxyz.resize(size_t(3 * P->nq_local));
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < nsrc; ++i)
-    for (int d = 0; d < 3; ++d) P->sxyz[3 * i + d] = sources[3 * int64_t(P->src_perm[i]) + d];
-  const double* txyz_user = same ? sources : targets;
+    for (int64_t i = 0; i < nsrc; ++i)
+      for (int d = 0; d < 3; ++d) P->sxyz[3 * i + d] = sources[3 * int64_t(P->src_perm[i]) + d];
+  }
+  if (cpu) {
+    std::vector<double> u(static_cast<size_t>(P->np1));
+    approx::cheb_units(P->par.degree, u.data());
+    P->txyz.resize(size_t(3 * (ntrg + ntp * np3)));
+    const double* txyz_user = same ? sources : targets;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < ntrg; ++i)
-    for (int d = 0; d < 3; ++d) P->txyz[3 * i + d] = txyz_user[3 * int64_t(P->trg_perm[i]) + d];
+    for (int64_t i = 0; i < ntrg; ++i)
+      for (int d = 0; d < 3; ++d) P->txyz[3 * i + d] = txyz_user[3 * int64_t(P->trg_perm[i]) + d];
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < nsp; ++p)
-    for (int k = 0; k < np3; ++k)
-      proxy_point(P->par.degree, u.data(), P->sbox.box[P->sprox_box[p]], k, &P->sxyz[3 * (nsrc + p * np3 + k)]);
+    for (int64_t p = 0; p < nsp; ++p)
+      for (int k = 0; k < np3; ++k)
+        proxy_point(P->par.degree, u.data(), P->sbox.box[P->sprox_box[p]], k, &P->sxyz[3 * (nsrc + p * np3 + k)]);
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < ntp; ++p)
-    for (int k = 0; k < np3; ++k)
-      proxy_point(P->par.degree, u.data(), P->tbox.box[P->tprox_box[p]], k, &P->txyz[3 * (ntrg + p * np3 + k)]);
+    for (int64_t p = 0; p < ntp; ++p)
+      for (int k = 0; k < np3; ++k)
+        proxy_point(P->par.degree, u.data(), P->tbox.box[P->tprox_box[p]], k, &P->txyz[3 * (ntrg + p * np3 + k)]);
+  }
   for (int64_t p = 0; p < nsp; ++p) {
     const int32_t b = P->sprox_box[p];
     for (int32_t i = P->sbox.point_begin[b]; i < P->sbox.point_end[b]; i += Plan::kChunk) {
@@ -444,12 +481,13 @@ void append_remote(Plan& P, const std::vector<RemoteSources>& R, const std::vect
   P.times.lists += now() - t0;
 }
 
-void finish(Plan& P) {
-  const double t0 = now();
-  // The list: pairs bucketed into rows (counting sort), each row's columns
-  // ascending.
-  // Each thread counts and places a contiguous part of the pairs; the
-  // order within a row is then the sort's, whatever the thread count.
+namespace {
+
+// The CPU plan's list: the pairs bucketed into rows (counting sort), each
+// row's columns ascending, and its statistics. Each thread counts and places
+// a contiguous part of the pairs; the order within a row is then the sort's,
+// whatever the thread count.
+void host_list(Plan& P) {
   const std::vector<std::pair<int32_t, int32_t>>& pairs = P.pairs;
   const int64_t npairs = int64_t(pairs.size()), nrows = P.nsets_t;
   P.list_offsets.assign(size_t(nrows + 1), 0);
@@ -481,11 +519,8 @@ void finish(Plan& P) {
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t r = 0; r < P.nsets_t; ++r)
     std::sort(P.list_index.begin() + P.list_offsets[r], P.list_index.begin() + P.list_offsets[r + 1]);
-  auto proxy_set = [&](int32_t c) {
-    return c >= P.nsets_s_local ? P.remote_proxy[size_t(c - P.nsets_s_local)] != 0 : c >= P.sbox.n;
-  };
   P.row_sources.assign(size_t(P.nsets_t), 0);
-  Stats& st = P.stats;
+  const uint8_t* remote = P.remote_proxy.data();
   int64_t approx_pairs = 0, direct_pairs = 0, max_row = P.max_row_sources;
 #pragma omp parallel for schedule(dynamic, 256) reduction(+ : approx_pairs, direct_pairs) reduction(max : max_row)
   for (int64_t r = 0; r < P.nsets_t; ++r) {
@@ -495,7 +530,7 @@ void finish(Plan& P) {
       const int32_t c = P.list_index[e];
       const int64_t ns = P.sset_end[c] - P.sset_begin[c];
       row += ns;
-      if (r >= P.nbatch || proxy_set(c))
+      if (is_approximation(r, c, P.nbatch, P.sbox.n, P.nsets_s_local, remote))
         approx_pairs += nt * ns;
       else
         direct_pairs += nt * ns;
@@ -503,26 +538,39 @@ void finish(Plan& P) {
     P.row_sources[r] = row;
     max_row = std::max(max_row, row);
   }
-  st.approx_pairs += approx_pairs;
-  st.direct_pairs += direct_pairs;
+  P.stats.approx_pairs += approx_pairs;
+  P.stats.direct_pairs += direct_pairs;
+  P.stats.list_entries = npairs;
   P.max_row_sources = max_row;
-  st.list_entries = int64_t(pairs.size());
+}
+
+}  // namespace
+
+void finish(Plan& P) {
+  const double t0 = now();
+  Stats& st = P.stats;
   st.source_proxies = int64_t(P.sprox_box.size());
   st.target_proxies = int64_t(P.tprox_box.size());
   st.batches = P.nbatch;
   st.source_clusters = P.sbox.n;
   st.target_clusters = P.tbox.n;
-  P.pairs.clear();
-  P.pairs.shrink_to_fit();
-  P.times.lists += now() - t0;
-
-  const double t = now();
-  if (P.ctx.on_gpu() && (P.ntrg > 0 || P.exchange) && P.nq_local + P.nq_remote > 0) {
+  if (!P.ctx.on_gpu()) {
+    host_list(P);
+    P.times.lists += now() - t0;
+  } else if ((P.ntrg > 0 || P.exchange) && P.nq_local + P.nq_remote > 0) {
+    // The traversal, the list and its statistics on the device (the set-up
+    // adds their time to times.lists), then the rest of the set-up. A plan
+    // without targets or sources has no pairs.
 #ifdef GPUFMM_HAVE_CUDA
+    const double lists0 = P.times.lists;
     detail::setup_cuda(P);
+    P.times.setup += (now() - t0) - (P.times.lists - lists0);
 #endif
   }
-  P.times.setup += now() - t;
+  P.pairs.clear();
+  P.pairs.shrink_to_fit();
+  P.dev_points.reset();
+  P.dev_sources = P.dev_targets = nullptr;
   P.plan_seconds += now() - t0;
   P.times.plan = P.plan_seconds;
 }

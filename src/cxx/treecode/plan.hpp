@@ -22,17 +22,21 @@
 //      leaves at their proxies, then interpolate it to their targets;
 //   CC (cluster-cluster): both; accepted pairs of big clusters go proxy to
 //      proxy.
-// One traversal (traverse.hpp) serves the three: from start pairs (PC: every
+// One traversal serves the three: from start pairs (PC: every
 // batch with the source root; CP: the target root with every source leaf;
 // CC: the two roots) a pair (t, s) is accepted when (r_t + r_s) < theta R
 // (eq. 13, R the distance of the centres); then each side acts through its
 // proxies when it has them (and the type allows) and through its points
 // otherwise. A pair not accepted splits a side that may split (PC: sources
 // only; CP: targets only; CC: the larger radius), or, when neither may, is
-// a direct interaction of the points.
+// a direct interaction of the points. Its steps are host+device functions
+// (traverse.hpp): the CPU plan runs it depth first on the host (plan.cpp),
+// the CUDA plan level by level on the device (src/cuda/treecode/plan.cu),
+// and both sort each row's columns, so they build the same list.
 //
 // ===========================================================================
-// Data layout (flat arrays; the CUDA plan uploads them as they are)
+// Data layout (flat arrays; the CPU evaluate reads the host ones, the CUDA
+// plan builds the same on the device: src/cuda/treecode/plan.cu)
 // ===========================================================================
 // Combined point arrays, double, 3 x n:
 //   sxyz = [sorted sources (nsrc) | proxies of source clusters (nsprox x np3)]
@@ -176,8 +180,15 @@ class Plan : public ContextChild {
   std::vector<int32_t> batch_box;          // per batch: its leaf box
   std::vector<int32_t> batch_index;        // per target box: its batch, or -1
   int32_t batch_of(int32_t leaf_box) const;
+  // Host arrays of the CPU evaluate (a GPU plan builds them on the device and
+  // leaves these empty, but for the sorted sources that an MPI plan shares:
+  // src_perm and sxyz's first nsrc points, plan_build's host_points).
   std::vector<int32_t> src_perm, trg_perm;  // sorted -> user index
   std::vector<int32_t> trg_leaf;           // sorted target -> its leaf box
+  // A GPU plan: the user's coordinates on the device (user order; targets
+  // null at the sources), from plan_build to the set-up, which frees them.
+  const double *dev_sources = nullptr, *dev_targets = nullptr;
+  std::shared_ptr<void> dev_points;
 
   // Sets and the list (see the layout above).
   int64_t nbatch = 0, nsets_t = 0, nsets_s = 0;
@@ -191,14 +202,16 @@ class Plan : public ContextChild {
   int64_t nsets_s_local = 0, nq_local = 0, nq_remote = 0;
   std::vector<uint8_t> remote_proxy;
   std::function<void(const double* local_q, double* remote_q)> exchange;
-  // (target set, source set) pairs of the traversals until finish() makes the list.
+  // (target set, source set) pairs of the traversals until finish() makes the
+  // list (a GPU plan: only the pairs of other ranks' sources; the set-up
+  // adds those of its own traversal on the device).
   std::vector<std::pair<int32_t, int32_t>> pairs;
   std::vector<int32_t> tset_begin, tset_end, sset_begin, sset_end;
   std::vector<double> tset_center;  // 3 per target set
-  std::vector<int64_t> list_offsets;  // [nsets_t + 1]
+  std::vector<int64_t> list_offsets;  // [nsets_t + 1] (host: the CPU plan)
   std::vector<int32_t> list_index;
-  std::vector<double> sxyz, txyz;   // combined coordinates (host)
-  std::vector<int64_t> row_sources;  // per target set: source points of its row
+  std::vector<double> sxyz, txyz;   // combined coordinates (host: the CPU plan)
+  std::vector<int64_t> row_sources;  // per target set: source points of its row (CPU plan)
   int64_t max_row_sources = 0;
   // Work units of the modified charges: (source proxy cluster, first point) of
   // chunks of at most kChunk points, cluster-major.
@@ -222,12 +235,21 @@ std::unique_ptr<Plan> plan_create(Context& ctx, const Options& o, int64_t nsrc, 
 
 // The parts of plan_create, for the MPI plan (src/mpi/), which adds the
 // sources of other ranks in between. plan_build: checks, trees, proxies,
-// sets, the traversal of the local sources (into pairs), coordinates; par
-// is used as given when not null (every rank runs with the same). finish:
-// the list from the pairs, the statistics, the backend set-up.
+// sets; on the CPU also the traversal of the local sources (into pairs) and
+// the coordinates; par is used as given when not null (every rank runs with
+// the same); host_points: src_perm and the sorted sources in sxyz on a GPU
+// plan too. finish: on the CPU the list from the pairs and its statistics;
+// on a GPU the set-up (setup_cuda: the traversal, the list, coordinates and
+// work units on the device).
 std::unique_ptr<Plan> plan_build(Context& ctx, const Options& o, int64_t nsrc, const double* sources,
-                                 int64_t ntrg, const double* targets, const Params* par = nullptr);
+                                 int64_t ntrg, const double* targets, const Params* par = nullptr,
+                                 bool host_points = false);
 void finish(Plan& P);
+
+// The start pairs of the traversal of the local sources (PC: every batch
+// with the source root; CP: the target root with every source leaf; CC: the
+// roots), as (target box, source box).
+std::vector<std::pair<int32_t, int32_t>> start_pairs(const Plan& P, const Boxes& S);
 // With options.calibrate and theta or n from eps: replaces P by the plan of
 // the cheapest (theta, n) whose error, measured by evaluates on reference
 // charges at sampled targets against the direct sum, is within eps /
