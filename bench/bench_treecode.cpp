@@ -11,7 +11,8 @@
 //   bench_treecode --sweep [--n 1e6] [--kernels coulomb,yukawa,user-yukawa] [--thetas 0.5,0.7,0.8]
 //                  [--degrees 2,4,6,8,10,12] [--leaf L1,L2] [--precisions double,float] [--cpu] [--csv PATH]
 //       error versus time (papers/001 Fig. 4): plan and evaluate times and the
-//       sampled error of potential and gradient.
+//       sampled error of potential and gradient; on a GPU also the evaluate
+//       on device arrays (evaluate_arrays: no host transfers).
 //   bench_treecode --scaling [--sizes 1e5,1e6,1e7] [--eps 1e-6] [--cpu|--gpu] [--csv PATH]
 //       sizes at ~eps: the treecode (double and float), this library's direct
 //       sum (timed at N <= --direct-max, else from its measured rate) and,
@@ -116,8 +117,37 @@ double err_at(const std::vector<double>& v, const std::vector<double>& ref, cons
 
 struct Run {
   double plan = 0, eval = 0, epot = 0, egrad = 0;
+  double eval_arrays = 0;  // GPU: evaluate_arrays on device arrays (no host transfers); 0 on the CPU
   gpufmm_treecode_info_t info{};
 };
+
+// The best of `repeat` evaluates with the charges and outputs in device
+// arrays of the plan's precision (data resident, as a GPU code keeps them).
+double time_arrays(gpufmm_context_t ctx, gpufmm_treecode_plan_t plan, const gpufmm_treecode_options_t& o,
+                   const Problem& p, int repeat, bool grad) {
+  const gpufmm_dtype_t dt = o.precision == GPUFMM_FLOAT32 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
+  const int64_t dq[1] = {p.n}, dg[1] = {3 * p.n};
+  gpufmm_array_t qa, pa, ga = nullptr;
+  CHECK(gpufmm_array_create(ctx, dt, 1, dq, &qa));
+  CHECK(gpufmm_array_create(ctx, dt, 1, dq, &pa));
+  if (grad) CHECK(gpufmm_array_create(ctx, dt, 1, dg, &ga));
+  if (dt == GPUFMM_FLOAT64) {
+    CHECK(gpufmm_array_upload(qa, p.q.data(), p.n));
+  } else {
+    const std::vector<float> qf(p.q.begin(), p.q.end());
+    CHECK(gpufmm_array_upload(qa, qf.data(), p.n));
+  }
+  CHECK(gpufmm_treecode_evaluate_arrays(plan, qa, pa, ga));  // warm-up
+  double best = HUGE_VAL;
+  for (int i = 0; i < std::max(1, repeat); ++i) {
+    const double t0 = now();
+    CHECK(gpufmm_treecode_evaluate_arrays(plan, qa, pa, ga));
+    best = std::min(best, now() - t0);
+  }
+  for (gpufmm_array_t a : {qa, pa, ga})
+    if (a) CHECK(gpufmm_array_destroy(a));
+  return best;
+}
 
 Run run_treecode(gpufmm_context_t ctx, const gpufmm_treecode_options_t& o, const Problem& p, const Ref& ref,
                  int repeat, bool grad) {
@@ -139,6 +169,7 @@ Run run_treecode(gpufmm_context_t ctx, const gpufmm_treecode_options_t& o, const
     r.eval = std::min(r.eval, now() - t0);
   }
   CHECK(gpufmm_treecode_plan_info(plan, &r.info));
+  if (r.info.backend == GPUFMM_BACKEND_CUDA) r.eval_arrays = time_arrays(ctx, plan, o, p, repeat, grad);
   CHECK(gpufmm_treecode_plan_destroy(plan));
   r.epot = err_at(pot, ref.pot, p.sample, 1);
   r.egrad = grad ? err_at(g, ref.grad, p.sample, 3) : 0;
@@ -242,7 +273,7 @@ void sweep(int argc, char** argv, gpufmm_context_t ctx, bool gpu) {
   FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
   if (out)
     std::fprintf(out, "code,backend,precision,kernel,n,type,theta,degree,leaf,batch,plan_s,eval_s,err_pot,err_grad,"
-                      "approx,direct,t_pre,t_compute,t_down\n");
+                      "approx,direct,t_pre,t_compute,t_down,eval_arrays_s\n");
   std::printf("%-9s %-4s %-8s %4s %5s %3s %5s %9s %9s %9s %9s %11s %11s\n", "code", "dev", "kernel", "type", "theta",
               "n", "leaf", "plan[s]", "eval[s]", "err pot", "err grad", "approx", "direct");
   const Problem p = make(dist, n, 42, k);
@@ -265,19 +296,20 @@ void sweep(int argc, char** argv, gpufmm_context_t ctx, bool gpu) {
         o.precision = prec == "float" ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
         const Run r = run_treecode(ctx, o, p, ref, repeat, true);
         std::printf("%-9s %-4s %-8s %4s %5.2f %3d %5d %9.4f %9.4f %9.2e %9.2e %11.3e %11.3e  %s plan: tree %.4f "
-                    "lists %.4f setup %.4f  eval: pre %.4f nf %.4f down %.4f  nf rate %.3e/s\n",
+                    "lists %.4f setup %.4f  eval: pre %.4f nf %.4f down %.4f  nf rate %.3e/s  arrays %.4f\n",
                     "gpufmm", gpu ? "gpu" : "cpu", kn.c_str(), type.c_str(), o.theta, o.degree, r.info.leaf_size,
                     r.plan, r.eval, r.epot, r.egrad, double(r.info.approx_interactions),
                     double(r.info.direct_interactions), prec.c_str(), r.info.t_plan_tree, r.info.t_plan_lists,
                     r.info.t_plan_setup, r.info.t_precompute, r.info.t_compute, r.info.t_downward,
-                    double(r.info.approx_interactions + r.info.direct_interactions) / r.info.t_compute);
+                    double(r.info.approx_interactions + r.info.direct_interactions) / r.info.t_compute,
+                    r.eval_arrays);
         std::fflush(stdout);
         if (out)
-          std::fprintf(out, "gpufmm,%s,%s,%s,%lld,%s,%.2f,%d,%d,%d,%.6g,%.6g,%.4g,%.4g,%lld,%lld,%.6g,%.6g,%.6g\n",
+          std::fprintf(out, "gpufmm,%s,%s,%s,%lld,%s,%.2f,%d,%d,%d,%.6g,%.6g,%.4g,%.4g,%lld,%lld,%.6g,%.6g,%.6g,%.6g\n",
                        gpu ? "gpu" : "cpu", prec.c_str(), kn.c_str(), (long long)n, type.c_str(), o.theta, o.degree,
                        r.info.leaf_size, r.info.batch_size, r.plan, r.eval, r.epot, r.egrad,
                        (long long)r.info.approx_interactions, (long long)r.info.direct_interactions,
-                       r.info.t_precompute, r.info.t_compute, r.info.t_downward);
+                       r.info.t_precompute, r.info.t_compute, r.info.t_downward, r.eval_arrays);
         if (!peer.empty()) {
           double secs = 0;
           std::vector<double> pot;
@@ -287,7 +319,7 @@ void sweep(int argc, char** argv, gpufmm_context_t ctx, bool gpu) {
             std::printf("%-9s %-4s %-8s %4s %5.2f %3d %5d %9s %9.4f %9.2e %9s\n", "barytree", "cpu", kn.c_str(),
                         type.c_str(), o.theta, o.degree, pleaf, "-", secs, e, "-");
             if (out)
-              std::fprintf(out, "barytree,cpu,double,%s,%lld,%s,%.2f,%d,%d,%d,,%.6g,%.4g,,,,,,\n", kn.c_str(),
+              std::fprintf(out, "barytree,cpu,double,%s,%lld,%s,%.2f,%d,%d,%d,,%.6g,%.4g,,,,,,,\n", kn.c_str(),
                            (long long)n, type.c_str(), o.theta, o.degree, pleaf, pleaf, secs, e);
           }
         }
