@@ -4,9 +4,9 @@
 # PER_GPU points per GPU and strong scaling at STRONG points, on 1, 2, 4, ...
 # GPUs, Coulomb and Yukawa (kappa 0.5), potential and gradient, uniform
 # points, sources = targets, the paper's parameters (theta 0.8, degree 8,
-# or THETA and DEGREE; leaves and batches of LEAF points), errors of 5-6
-# digits at theta 0.8 (THETA=0.7 for ~1e-6; checked at 100 targets against
-# the direct sum on every run).
+# or THETA and DEGREE; leaves and batches of LEAF points; TYPE pc, cp or cc,
+# default the paper's pc), errors of 5-6 digits at theta 0.8 (THETA=0.7
+# for ~1e-6; checked at 100 targets against the direct sum on every run).
 #
 #   bench/treecode_mpi_gpus.sh BENCH OUTDIR [GPU counts, default "1 2 4"]
 #
@@ -27,6 +27,7 @@ strong="${STRONG:-6.4e7}"
 leaf="${LEAF:-500}"
 theta="${THETA:-0.8}"
 degree="${DEGREE:-8}"
+type="${TYPE:-pc}"
 limit="${RUN_LIMIT:-150}"
 mkdir -p "$out"
 csv="$out/treecode_mpi_gpus.csv"
@@ -39,7 +40,7 @@ run() {  # kernel scaling(weak|strong) P
   [ "$2" = weak ] && size=(--n-per-rank "$per_gpu")
   echo "# $1 $2 $3 GPU(s), OMP_NUM_THREADS=$((ncores / $3))" | tee -a "$txt"
   OMP_NUM_THREADS=$((ncores / $3)) timeout "$limit" mpirun -np "$3" --bind-to none \
-    "$bench" --gpu --kernel "$1" "${size[@]}" --theta "$theta" --degree "$degree" --leaf "$leaf" --repeat 2 --check 100 \
+    "$bench" --gpu --kernel "$1" "${size[@]}" --theta "$theta" --degree "$degree" --type "$type" --leaf "$leaf" --repeat 2 --check 100 \
     --csv "$csv" --label "$2" 2>&1 | grep -v "^bench_treecode_mpi: evaluate" | tee -a "$txt"
 }
 for k in ${KERNELS:-coulomb yukawa}; do
