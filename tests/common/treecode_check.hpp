@@ -148,4 +148,40 @@ inline std::vector<KernelCase> treecode_kernels() {
   return out;
 }
 
+// Empty and tiny inputs on a context (the CPU test and the GPU test):
+// no sources (zeros at the targets), two points (the direct sum, to 1e-15),
+// all points coincident (finite: the singular kernels leave the pairs out),
+// and two sources with one target.
+inline void empty_and_tiny_inputs(gpufmm_context_t ctx) {
+  auto ok = [](gpufmm_status_t st) { return st == GPUFMM_SUCCESS ? std::string() : gpufmm_last_error_message(); };
+  const std::vector<double> x = {0.1, 0.2, 0.3, 0.5, 0.5, 0.5}, q = {1.0, -2.0};
+  std::vector<double> pot(2, 7.0), grad(6, 7.0);
+  gpufmm_treecode_plan_t p;
+  ASSERT_EQ(ok(gpufmm_treecode_plan_create(ctx, nullptr, 0, nullptr, 2, x.data(), &p)), "");
+  ASSERT_EQ(ok(gpufmm_treecode_evaluate(p, q.data(), pot.data(), grad.data())), "");
+  EXPECT_EQ(pot, std::vector<double>(2, 0.0));
+  EXPECT_EQ(grad, std::vector<double>(6, 0.0));
+  ASSERT_EQ(ok(gpufmm_treecode_plan_destroy(p)), "");
+  // Two points: the direct sum.
+  const double r = std::sqrt(0.16 + 0.09 + 0.04);
+  ASSERT_EQ(ok(gpufmm_treecode_plan_create(ctx, nullptr, 2, x.data(), 0, nullptr, &p)), "");
+  ASSERT_EQ(ok(gpufmm_treecode_evaluate(p, q.data(), pot.data(), grad.data())), "");
+  EXPECT_NEAR(pot[0], -2.0 / r, 1e-15);
+  EXPECT_NEAR(pot[1], 1.0 / r, 1e-15);
+  ASSERT_EQ(ok(gpufmm_treecode_plan_destroy(p)), "");
+  // Two sources, one target at the first source's place: the second's term.
+  const std::vector<double> t1 = {0.1, 0.2, 0.3};
+  std::vector<double> p1(1, 7.0);
+  ASSERT_EQ(ok(gpufmm_treecode_plan_create(ctx, nullptr, 2, x.data(), 1, t1.data(), &p)), "");
+  ASSERT_EQ(ok(gpufmm_treecode_evaluate(p, q.data(), p1.data(), nullptr)), "");
+  EXPECT_NEAR(p1[0], -2.0 / r, 1e-15);
+  ASSERT_EQ(ok(gpufmm_treecode_plan_destroy(p)), "");
+  // All points coincident: finite, the singular kernels leave the pairs out.
+  std::vector<double> same(3 * 500, 0.25), qs(500, 1.0), ps(500, 1.0);
+  ASSERT_EQ(ok(gpufmm_treecode_plan_create(ctx, nullptr, 500, same.data(), 0, nullptr, &p)), "");
+  ASSERT_EQ(ok(gpufmm_treecode_evaluate(p, qs.data(), ps.data(), nullptr)), "");
+  EXPECT_EQ(ps, std::vector<double>(500, 0.0));
+  ASSERT_EQ(ok(gpufmm_treecode_plan_destroy(p)), "");
+}
+
 }  // namespace gpufmm_test

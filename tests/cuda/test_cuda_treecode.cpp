@@ -132,6 +132,10 @@ TEST_F(CudaTreecode, CalibratedPlansMeetEpsWithLessWork) {
       }
 }
 
+// The device plan on empty and tiny inputs (no sources, one leaf, a
+// target at a source, coincident points), as on the CPU.
+TEST_F(CudaTreecode, EmptyAndTinyInputs) { gpufmm_test::empty_and_tiny_inputs(gpu); }
+
 TEST_F(CudaTreecode, ArraysOnTheDeviceGiveTheHostCallsValues) {
   const int64_t ns = 30000, nt = 20000;
   const uint64_t seed = gpufmm_test::treecode_seed();

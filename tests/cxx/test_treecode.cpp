@@ -303,29 +303,7 @@ TEST_F(Treecode, PlanReuseAndArraysAndOneShot) {
   EXPECT_EQ(gpufmm_treecode_evaluate(p, q1.data(), a1.data(), nullptr), GPUFMM_ERROR_INVALID_HANDLE);
 }
 
-TEST_F(Treecode, EmptyAndTinyInputs) {
-  const std::vector<double> x = {0.1, 0.2, 0.3, 0.5, 0.5, 0.5}, q = {1.0, -2.0};
-  std::vector<double> pot(2, 7.0), grad(6, 7.0);
-  gpufmm_treecode_plan_t p;
-  GPUFMM_OK(gpufmm_treecode_plan_create(ctx, nullptr, 0, nullptr, 2, x.data(), &p));
-  GPUFMM_OK(gpufmm_treecode_evaluate(p, q.data(), pot.data(), grad.data()));
-  EXPECT_EQ(pot, std::vector<double>(2, 0.0));
-  EXPECT_EQ(grad, std::vector<double>(6, 0.0));
-  GPUFMM_OK(gpufmm_treecode_plan_destroy(p));
-  // Two points: the direct sum.
-  GPUFMM_OK(gpufmm_treecode_plan_create(ctx, nullptr, 2, x.data(), 0, nullptr, &p));
-  GPUFMM_OK(gpufmm_treecode_evaluate(p, q.data(), pot.data(), grad.data()));
-  const double r = std::sqrt(0.16 + 0.09 + 0.04);
-  EXPECT_NEAR(pot[0], -2.0 / r, 1e-15);
-  EXPECT_NEAR(pot[1], 1.0 / r, 1e-15);
-  GPUFMM_OK(gpufmm_treecode_plan_destroy(p));
-  // All points coincident: finite, the singular kernels leave the pairs out.
-  std::vector<double> same(3 * 500, 0.25), qs(500, 1.0), ps(500, 1.0);
-  GPUFMM_OK(gpufmm_treecode_plan_create(ctx, nullptr, 500, same.data(), 0, nullptr, &p));
-  GPUFMM_OK(gpufmm_treecode_evaluate(p, qs.data(), ps.data(), nullptr));
-  EXPECT_EQ(ps, std::vector<double>(500, 0.0));
-  GPUFMM_OK(gpufmm_treecode_plan_destroy(p));
-}
+TEST_F(Treecode, EmptyAndTinyInputs) { gpufmm_test::empty_and_tiny_inputs(ctx); }
 
 // ------------------------------------------------------------ bad input
 
