@@ -44,9 +44,10 @@ struct CudaPlan {
   int64_t* list_offsets = nullptr;
   int32_t* list_index = nullptr;
   int32_t *chunk_cluster = nullptr, *chunk_begin = nullptr, *chunk_end = nullptr, *chunk_first = nullptr;
-  Box *sprox_geom = nullptr, *tbox_geom = nullptr;
+  const Box *sprox_geom = nullptr, *tbox_geom = nullptr;
   // src_perm and trg_perm are the trees' own arrays (not in blocks).
-  int32_t *src_perm = nullptr, *trg_perm = nullptr, *trg_leaf = nullptr, *tparent = nullptr, *tprox = nullptr;
+  const int32_t *src_perm = nullptr, *trg_perm = nullptr, *tprox = nullptr;
+  int32_t *trg_leaf = nullptr, *tparent = nullptr;
   double* u = nullptr;  // approx::cheb_units of the degree
   uint64_t *units_batch = nullptr, *units_prox = nullptr;
   int64_t nunits_batch = 0, nunits_prox = 0;
@@ -85,6 +86,11 @@ struct CudaPlan {
     (void)cudaGetLastError();
   }
 };
+
+namespace detail {
+// Wall-clock seconds (the plan's and the evaluate's timings; treecode.cu).
+double seconds();
+}  // namespace detail
 
 }  // namespace treecode
 }  // namespace gpufmm

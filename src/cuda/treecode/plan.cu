@@ -14,7 +14,6 @@
 #include <cub/cub.cuh>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -38,8 +37,6 @@ using gpufmm::cuda::gtid;
 using gpufmm::cuda::StreamBuffer;
 
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // An item of the traversal: the pair (t, s) when s >= 0; when s < 0, the
 // batches below target box t take column -s - 1 (an accepted or direct pair
@@ -207,13 +204,12 @@ TreeView device_view(CudaPlan& G, const Boxes& b, const std::vector<int32_t>& pr
   return v;
 }
 
-// The traversal of the local sources from start_pairs, then the pairs of
-// other ranks' sources (P.pairs), as G's list; the statistics into P.stats.
-void device_list(Plan& P, CudaPlan& G) {
+// The traversal of the local sources from start_pairs over the box arrays
+// T and S (device_view), then the pairs of other ranks' sources (P.pairs),
+// as G's list; the statistics into P.stats.
+void device_list(Plan& P, CudaPlan& G, const TreeView& T, const TreeView& S) {
   Context& ctx = P.ctx;
   cudaStream_t s = stream_of(ctx);
-  const TreeView S = device_view(G, P.sbox, P.sprox, nullptr);
-  const TreeView T = device_view(G, P.tbox, P.tprox, P.ttree ? nullptr : &S);
   const int32_t* batch_index = G.upload(P.batch_index, "treecode traversal boxes");
 
   std::vector<Item> starts;
@@ -308,21 +304,25 @@ void device_list(Plan& P, CudaPlan& G) {
   P.stats.list_entries = nout;
 }
 
+// The boxes of the proxy clusters `prox_box` of `boxes`, on the device.
+const Box* cluster_boxes(CudaPlan& G, const Boxes& boxes, const std::vector<int32_t>& prox_box) {
+  std::vector<Box> geom(prox_box.size());
+  for (size_t p = 0; p < prox_box.size(); ++p) geom[p] = boxes.box[size_t(prox_box[p])];
+  return G.upload(geom, "treecode cluster boxes");
+}
+
 // A combined coordinate array (plan.hpp): the user's points `user` in the
-// order of `perm` (n of them), then the proxies of the clusters of `boxes`
-// `prox_box`; `extra` more points are left for the caller.
-double* device_points(Plan& P, CudaPlan& G, const double* user, const int32_t* perm, int64_t n, const Boxes& boxes,
-                      const std::vector<int32_t>& prox_box, int64_t extra) {
+// order of `perm` (n of them), then the proxies of the np clusters whose
+// boxes are `geom` (cluster_boxes); `extra` more points are left for the
+// caller.
+double* device_points(Plan& P, CudaPlan& G, const double* user, const int32_t* perm, int64_t n, const Box* geom,
+                      int64_t np, int64_t extra) {
   Context& ctx = P.ctx;
-  const int64_t np = int64_t(prox_box.size());
   double* d = static_cast<double*>(
       G.alloc(sizeof(double) * 3 * size_t(n + np * P.np3 + extra), "treecode points"));
   gpufmm::cuda::gather_points(ctx, user, perm, n, d);
   if (np > 0) {
-    std::vector<Box> geom(static_cast<size_t>(np));
-    for (int64_t p = 0; p < np; ++p) geom[size_t(p)] = boxes.box[size_t(prox_box[size_t(p)])];
-    const Box* dg = G.upload(geom, "treecode cluster boxes");
-    k_proxies<<<grid_for(np * P.np3, 256), 256, 0, stream_of(ctx)>>>(P.par.degree, G.u, np, dg, d + 3 * n);
+    k_proxies<<<grid_for(np * P.np3, 256), 256, 0, stream_of(ctx)>>>(P.par.degree, G.u, np, geom, d + 3 * n);
     check_launch("treecode proxies kernel");
   }
   return d;
@@ -355,8 +355,17 @@ void setup_cuda(Plan& P) {
   const double* tuser = P.dev_targets ? P.dev_targets : P.dev_sources;
   const bool shared = !P.ttree && (P.tprox_box.empty() || P.sprox_box == P.tprox_box ||
                                    (P.sprox_box.empty() && P.nq_remote == 0));
+  // The box arrays once: the traversal's views, the proxies' and the
+  // evaluate's geometry (the target side shares the sources' arrays when
+  // the targets are the sources in one tree).
+  const TreeView S = device_view(G, P.sbox, P.sprox, nullptr);
+  const TreeView T = device_view(G, P.tbox, P.tprox, P.ttree ? nullptr : &S);
+  G.sprox_geom = cluster_boxes(G, P.sbox, P.sprox_box);
+  const Box* tprox_geom = shared && P.sprox_box == P.tprox_box ? G.sprox_geom : cluster_boxes(G, P.tbox, P.tprox_box);
+  G.tbox_geom = T.box;
+  G.tprox = T.prox;
   auto sources = [&] {
-    double* d = device_points(P, G, P.dev_sources, sperm, nsrc, P.sbox, P.sprox_box, P.nq_remote);
+    double* d = device_points(P, G, P.dev_sources, sperm, nsrc, G.sprox_geom, nsp, P.nq_remote);
     if (P.nq_remote > 0)
       gpufmm::cuda::staged_upload(ctx, d + 3 * P.nq_local, P.sxyz.data() + 3 * P.nq_local,
                                   sizeof(double) * 3 * size_t(P.nq_remote), plan::parallel_copy);
@@ -364,13 +373,13 @@ void setup_cuda(Plan& P) {
   };
   if (shared) {
     const bool s_longer = nsp * P.np3 + P.nq_remote >= ntp * P.np3;
-    G.sxyz = G.txyz = s_longer ? sources() : device_points(P, G, tuser, tperm, ntrg, P.tbox, P.tprox_box, 0);
+    G.sxyz = G.txyz = s_longer ? sources() : device_points(P, G, tuser, tperm, ntrg, tprox_geom, ntp, 0);
   } else {
     G.sxyz = sources();
-    G.txyz = device_points(P, G, tuser, tperm, ntrg, P.tbox, P.tprox_box, 0);
+    G.txyz = device_points(P, G, tuser, tperm, ntrg, tprox_geom, ntp, 0);
   }
-  G.src_perm = const_cast<int32_t*>(sperm);
-  G.trg_perm = const_cast<int32_t*>(tperm);
+  G.src_perm = sperm;
+  G.trg_perm = tperm;
   G.trg_leaf = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * size_t(ntrg), "treecode target leaves"));
   if (ntrg > 0 && P.nbatch > 0) {
     const int32_t* batch_box = G.upload(P.batch_box, "treecode batches");
@@ -386,9 +395,9 @@ void setup_cuda(Plan& P) {
   G.sset_end = G.upload(P.sset_end, "treecode source sets");
 
   // The traversal and the list (their time is the plan's `lists`).
-  const double t = now();
-  device_list(P, G);
-  P.times.lists += now() - t;
+  const double t = seconds();
+  device_list(P, G, T, S);
+  P.times.lists += seconds() - t;
 
   G.chunk_cluster = G.upload(P.chunk_cluster, "treecode chunks");
   G.chunk_begin = G.upload(P.chunk_begin, "treecode chunks");
@@ -398,18 +407,13 @@ void setup_cuda(Plan& P) {
     for (int64_t c = int64_t(P.chunk_cluster.size()) - 1; c >= 0; --c) first[P.chunk_cluster[c]] = int32_t(c);
     for (int64_t p = nsp - 1; p >= 0; --p) first[p] = std::min(first[p], first[p + 1]);
     G.chunk_first = G.upload(first, "treecode chunks");
-    std::vector<Box> geom(static_cast<size_t>(nsp));
-    for (int64_t p = 0; p < nsp; ++p) geom[p] = P.sbox.box[P.sprox_box[p]];
-    G.sprox_geom = G.upload(geom, "treecode cluster boxes");
   }
-  G.tbox_geom = G.upload(P.tbox.box, "treecode target boxes");
   G.tparent = G.upload(P.tbox.parent, "treecode target tree");
-  G.tprox = G.upload(P.tprox, "treecode target tree");
-  const gpufmm::cuda::DevSet R = G.targets(), S = G.sources();
+  const gpufmm::cuda::DevSet rows = G.targets(), cols = G.sources();
   const DevList l = G.list();
   auto alloc = [&](size_t b, const char* what) { return G.alloc(b, what); };
-  G.nunits_batch = nf::build_units(ctx, s, 0, P.nbatch, R, S, l, alloc, &G.units_batch, "treecode batch units");
-  G.nunits_prox = nf::build_units(ctx, s, P.nbatch, P.nsets_t - P.nbatch, R, S, l, alloc, &G.units_prox,
+  G.nunits_batch = nf::build_units(ctx, s, 0, P.nbatch, rows, cols, l, alloc, &G.units_batch, "treecode batch units");
+  G.nunits_prox = nf::build_units(ctx, s, P.nbatch, P.nsets_t - P.nbatch, rows, cols, l, alloc, &G.units_prox,
                                   "treecode proxy units");
   // A user kernel is compiled now (cached in the context): an expression
   // that does not compile fails the plan, not a later evaluate.
