@@ -8,6 +8,8 @@
 //  - every kernel strategy (options.gpu, laplace_gpu_parse_kernels) agrees
 //    with the default;
 //  - a CUDA graph replay gives the bits of kernels launched one by one;
+//  - the mutual near field of sources = targets agrees with the one-sided
+//    one and is deterministic;
 //  - evaluate_arrays with device arrays equals the host API; a NaN charge in
 //    a device array is reported with its index and leaves the outputs alone.
 // Skips when no CUDA device is visible.
@@ -45,6 +47,12 @@ std::vector<double> randu(uint64_t seed, size_t n, double lo, double hi) {
 
 struct Result {
   std::vector<double> pot, grad;
+};
+
+// Points and a forced depth.
+struct DistDepth {
+  Dist dist;
+  int l_max;
 };
 
 class CudaLaplaceFmm : public gpufmm_test::GpuCpuContexts {
@@ -374,12 +382,8 @@ TEST_F(CudaLaplaceFmm, GroupedM2LMatchesCpu) {
 TEST_F(CudaLaplaceFmm, P2PWorkUnitsMatchCpu) {
   const int64_t n = 20000;
   const auto q = randu(91, n, -1, 1);
-  struct Case {
-    Dist dist;
-    int l_max;
-  };
-  for (const Case c : {Case{Dist::Uniform, 0}, Case{Dist::Uniform, 1}, Case{Dist::Uniform, 2},
-                       Case{Dist::Ellipsoid, 4}}) {
+  for (const DistDepth c : {DistDepth{Dist::Uniform, 0}, DistDepth{Dist::Uniform, 1}, DistDepth{Dist::Uniform, 2},
+                            DistDepth{Dist::Ellipsoid, 4}}) {
     const auto src = gpufmm_test::make_points(c.dist, n, 92);
     const auto trg = gpufmm_test::make_points(c.dist, n / 3, 93);
     for (int same : {1, 0}) {
@@ -396,6 +400,67 @@ TEST_F(CudaLaplaceFmm, P2PWorkUnitsMatchCpu) {
       EXPECT_LE(rel_l2(g.grad, cp.grad), 1e-12);
       EXPECT_LE(rel_l2(t.pot, g.pot), 1e-12);
       EXPECT_LE(rel_l2(t.grad, g.grad), 1e-12);
+    }
+  }
+}
+
+// The mutual near field (p2p_mutual=on; automatic by default, for charges on
+// uniform trees with sources = targets whose passes fill the GPU, which
+// these small trees do not) against the one-sided BpB (p2p_mutual=off)
+// and the CPU pipeline: leaves of 20000 .. 39 points (l_max 0 .. 3), the
+// crowded and nearly empty leaves of an ellipsoid (l_max 4: chunks of A and
+// tiles of B that end part-way), Plummer; double and float; potential with
+// and without the gradient; 4, 2 and 1 points of A per lane. Its sums run
+// in another order than BpB's (so the bits differ where there is more than
+// one leaf: the test sees which path ran) and in the same order every time
+// (a second evaluate, graph=off: the same bits).
+TEST_F(CudaLaplaceFmm, MutualNearFieldMatchesBpb) {
+  const int64_t n = 20000;
+  const auto q = randu(101, n, -1, 1);
+  for (const DistDepth c : {DistDepth{Dist::Uniform, 0}, DistDepth{Dist::Uniform, 2}, DistDepth{Dist::Uniform, 3},
+                            DistDepth{Dist::Ellipsoid, 4}, DistDepth{Dist::Plummer, 3}}) {
+    const auto src = gpufmm_test::make_points(c.dist, n, 102);
+    for (int precision : {int(GPUFMM_FLOAT64), int(GPUFMM_FLOAT32)}) {
+      const bool dbl = precision == GPUFMM_FLOAT64;
+      const auto o = options(dbl ? 1e-6 : 1e-5, precision, dbl ? 12 : 7, c.l_max);
+      Result cp;
+      fmm(cpu, o, src, nullptr, q.data(), nullptr, cp);
+      for (bool want_grad : {true, false}) {
+        SCOPED_TRACE(std::string(gpufmm_test::dist_name(c.dist)) + " l_max " + std::to_string(c.l_max) +
+                     (dbl ? " double" : " float") + (want_grad ? " pot+grad" : " pot"));
+        // [0], [1]: two evaluates of one plan; [2]: graph=off; [3]: BpB;
+        // [4], [5]: 2 and 1 points of A per lane (blocks of 4 and 8 warps).
+        Result r[6];
+        const char* ks[5] = {"p2p_mutual=on", "p2p_mutual=on,graph=off", "p2p_mutual=off",
+                             "p2p_mutual=on,p2p_mutual_lanes=2", "p2p_mutual=on,p2p_mutual_lanes=1"};
+        for (int k = 0, i = 0; k < 5; ++k) {
+          gpufmm_laplace_plan_t plan = nullptr;
+          GPUFMM_OK(gpufmm_test::laplace_plan_create_kernels(gpu, &o, ks[k], n, src.data(), 0, nullptr, &plan));
+          for (int e = 0; e < (k == 0 ? 2 : 1); ++e, ++i) {
+            r[i].pot.assign(size_t(n), 0);
+            r[i].grad.assign(want_grad ? size_t(3 * n) : 0, 0);
+            GPUFMM_OK(gpufmm_laplace_evaluate(plan, q.data(), nullptr, r[i].pot.data(),
+                                              want_grad ? r[i].grad.data() : nullptr));
+          }
+          GPUFMM_OK(gpufmm_laplace_plan_destroy(plan));
+        }
+        EXPECT_EQ(r[0].pot, r[1].pot);
+        EXPECT_EQ(r[0].grad, r[1].grad);
+        EXPECT_EQ(r[0].pot, r[2].pot);
+        EXPECT_EQ(r[0].grad, r[2].grad);
+        if (c.l_max >= 2) EXPECT_NE(r[0].pot, r[3].pot) << "the mutual near field did not run";
+        const double tol = dbl ? 1e-12 : 1e-5;
+        EXPECT_LE(rel_l2(r[0].pot, r[3].pot), tol);
+        EXPECT_LE(rel_l2(r[0].pot, cp.pot), dbl ? 1e-12 : 2e-5);
+        for (int i : {4, 5}) {
+          EXPECT_LE(rel_l2(r[i].pot, r[0].pot), tol);
+          if (want_grad) EXPECT_LE(rel_l2(r[i].grad, r[0].grad), tol);
+        }
+        if (want_grad) {
+          EXPECT_LE(rel_l2(r[0].grad, r[3].grad), tol);
+          EXPECT_LE(rel_l2(r[0].grad, cp.grad), dbl ? 1e-12 : 2e-5);
+        }
+      }
     }
   }
 }

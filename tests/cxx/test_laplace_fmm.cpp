@@ -683,11 +683,13 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   EXPECT_TRUE(d.table_cache);
   fmm::LaplaceGpuKernels k;
   ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(
-      "p2m=wpb,m2m=gpb,m2l=tpb,l2l=tpb,l2p=bpb,p2p=tpt,overlap=off,graph=off,work=global,p2m_warps=2,"
-      "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256",
+      "p2m=wpb,m2m=gpb,m2l=tpb,l2l=tpb,l2p=bpb,p2p=tpt,p2p_mutual=off,overlap=off,graph=off,work=global,p2m_warps=2,"
+      "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256,p2p_mutual_lanes=2",
       k));
   EXPECT_EQ(k.m2m, GPUFMM_STRATEGY_GPB);
   EXPECT_EQ(k.m2l_group, 4);
+  EXPECT_EQ(k.p2p_mutual, 0);
+  EXPECT_EQ(k.p2p_mutual_lanes, 2);
   fmm::LaplaceGpuKernels back;
   ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(fmm::laplace_gpu_kernels_string(k).c_str(), back));
   EXPECT_TRUE(back == k) << fmm::laplace_gpu_kernels_string(k);

@@ -59,6 +59,33 @@ struct Laplace {
     }
   }
 
+  // Both directions of one charge-charge pair (the mutual near field of
+  // sources = targets, nearfield/p2p_mutual.cuh): (rx, ry, rz) = a - b,
+  // charges qa at a and qb at b. (va, ga) += what accumulate<true, false, kG>
+  // adds with source b at target a, (vb, gb) += the same with source a at
+  // target b (the vector negated, exactly); the distance and its powers once
+  // for both.
+  template <bool kG>
+  GPUFMM_HD_INLINE void accumulate_mutual(T rx, T ry, T rz, T qa, T qb, T& va, T& gxa, T& gya, T& gza, T& vb,
+                                          T& gxb, T& gyb, T& gzb) const {
+    const T r2 = rx * rx + ry * ry + rz * rz;
+    const T rs = fast_rsqrt(r2);
+    const T inv_r = r2 != T(0) ? rs : T(0);  // no self interaction
+    const T inv_r2 = inv_r * inv_r;
+    const T inv_r3 = inv_r2 * inv_r;
+    va += qb * inv_r;
+    vb += qa * inv_r;
+    if (kG) {
+      const T ca = -qb * inv_r3, cb = -qa * inv_r3;
+      gxa += ca * rx;
+      gya += ca * ry;
+      gza += ca * rz;
+      gxb -= cb * rx;
+      gyb -= cb * ry;
+      gzb -= cb * rz;
+    }
+  }
+
   // accumulate<kC, kD, true> with the Hessian of phi as well: o.v += phi,
   // o[1..3] += grad phi, o[4..9] += the second derivatives xx, yy, zz, xy,
   // xz, yz:

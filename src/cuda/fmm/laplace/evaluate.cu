@@ -221,10 +221,63 @@ struct Eval {
     return r;
   }
 
+  // The mutual near field (nearfield/p2p_mutual.cuh): the results zeroed,
+  // then pass 0 (each leaf with itself) and the 26 passes of leaf pairs,
+  // one after the other on s; blocks of NW warps.
+  template <bool kG, int NW>
+  void p2p_mutual_launch(const T* q, T* pot, T* grad, cudaStream_t s) {
+    const int64_t nt = P.ntrg;
+    if (pot) GPUFMM_CUDA_CHECK(cudaMemsetAsync(pot, 0, size_t(nt) * sizeof(T), s));
+    if (kG) GPUFMM_CUDA_CHECK(cudaMemsetAsync(grad, 0, size_t(3 * nt) * sizeof(T), s));
+    const DevSet r = dev_set(tr, R);
+    const nf::MutualPasses& mp = G.mutual;
+    for (int k = 0; k < nf::kMutualPasses; ++k) {
+      const int64_t n = mp.offset[k + 1] - mp.offset[k];
+      if (n <= 0) continue;
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(n, 1 << 30));
+      if (k == 0)
+        nf::k_p2p_mutual<kernels::Laplace<T>, T, kG, true, NW><<<blocks, 32 * NW, 0, s>>>(
+            kernels::Laplace<T>{}, mp.pairs + mp.offset[k], n, r, G.sxyz, q, pot, grad);
+      else
+        nf::k_p2p_mutual<kernels::Laplace<T>, T, kG, false, NW><<<blocks, 32 * NW, 0, s>>>(
+            kernels::Laplace<T>{}, mp.pairs + mp.offset[k], n, r, G.sxyz, q, pot, grad);
+      check_launch("laplace mutual P2P kernel");
+    }
+  }
+  // Points of A per lane: k.p2p_mutual_lanes (1, 2 or 4).
+  template <bool kG>
+  void p2p_mutual(const T* q, T* pot, T* grad, cudaStream_t s) {
+    if (G.k.p2p_mutual_lanes == 4)
+      p2p_mutual_launch<kG, 2>(q, pot, grad, s);
+    else if (G.k.p2p_mutual_lanes == 2)
+      p2p_mutual_launch<kG, 4>(q, pot, grad, s);
+    else
+      p2p_mutual_launch<kG, 8>(q, pot, grad, s);
+  }
+
+  // Whether the mutual near field runs where it can (k.p2p_mutual): on,
+  // off, or automatically when its 26 passes of leaf pairs average at least
+  // kMutualMinBlocksPerSm blocks per SM (NVIDIA H200, uniform points: plans
+  // of L = 3, about 1 block per SM and pass, evaluated 20-54 % slower than
+  // with BpB at eps 1e-3 .. 1e-6; L = 4 and 5, 12 and more blocks, 0-15 %
+  // faster; docs/laplace_gpu.md "Mutual P2P").
+  static constexpr int kMutualMinBlocksPerSm = 4;
+  bool mutual_near_field() const {
+    if (G.mutual.pairs == nullptr || G.k.p2p != GPUFMM_STRATEGY_BPB || G.k.p2p_mutual == 0) return false;
+    if (G.k.p2p_mutual > 0) return true;
+    const int64_t pairs = G.mutual.offset[nf::kMutualPasses] - G.mutual.offset[1];
+    return pairs >= int64_t(nf::kMutualPasses - 1) * kMutualMinBlocksPerSm * G.sms;
+  }
+
   // kH: the Hessian into hess as well (either schedule; an adaptive plan's
-  // near field is BpB).
+  // near field is BpB). Charges alone on a uniform plan with sources =
+  // targets: the mutual near field where mutual_near_field() says.
   template <bool kC, bool kD, bool kG, bool kH>
   void p2p_launch(const T* q, const T* d, T* pot, T* grad, T* hess, cudaStream_t s) {
+    if (kC && !kD && !kH && !P.adaptive && mutual_near_field()) {
+      p2p_mutual<kG>(q, pot, grad, s);
+      return;
+    }
     if (!P.adaptive && G.k.p2p == GPUFMM_STRATEGY_TPT) {
       nf::k_p2p_tpt<kernels::Laplace<T>, T, kC, kD, kG, kH><<<blocks_for(G, P.ntrg, 128), 128, 0, s>>>(
           kernels::Laplace<T>{}, P.ntrg, dev_set(tr, R), dev_set(tr, S), dev_list(P.lists->list[lists::kNeighbors]),

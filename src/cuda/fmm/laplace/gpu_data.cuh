@@ -20,6 +20,7 @@
 #include "cuda/fmm/laplace/adaptive.cuh"
 #include "cuda/fmm/laplace/kernels.cuh"
 #include "cuda/fmm/laplace/m2l_group.cuh"
+#include "cuda/nearfield/p2p_mutual.cuh"
 #include "fmm/laplace/gpu.hpp"
 #include "tree/tree.hpp"
 
@@ -91,6 +92,9 @@ struct GpuData {
   int32_t* leaf_of = nullptr;
   uint64_t* p2p_units = nullptr;  // k_p2p_bpb work units (build_p2p_units)
   int64_t p2p_nunits = 0;
+  // The mutual near field's leaf pairs (uniform plans with sources =
+  // targets; k.p2p_mutual).
+  nearfield::cuda::MutualPasses mutual;
   unsigned long long* bad = nullptr;  // [3]: first bad charge, dipole (user index), result (sorted index)
   // workspace (allocated on first use, in the plan's precision)
   // Multipoles and locals of up to kNdGroup densities (one after the other).

@@ -175,6 +175,10 @@ void build_p2p_units(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
                                  dev_list(P.lists->list[lists::kNeighbors]),
                                  [&](size_t b, const char* what) { return G.alloc(b, what); }, &G.p2p_units,
                                  "laplace P2P units");
+  if (P.same_sets)
+    G.mutual = nf::build_mutual_passes(*G.ctx, s0, b0, nb, dev_set(R), dev_list(P.lists->list[lists::kNeighbors]),
+                                       [&](size_t b, const char* what) { return G.alloc(b, what); },
+                                       "laplace mutual P2P pairs");
 }
 
 // Receivers per group when options.gpu.m2l_group does not say: the

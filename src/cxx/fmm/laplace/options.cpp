@@ -140,13 +140,22 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
       if (val == "auto" || val == "0") k.p2m_warps = 0;
       else if (val == "1" || val == "2" || val == "4") k.p2m_warps = val[0] - '0';
       else ok = false;
-    } else if (key == "overlap") on_off(k.overlap, "off", "on");
+    } else if (key == "p2p_mutual") {
+      if (val == "auto" || val == "-1") k.p2p_mutual = -1;
+      else if (val == "off" || val == "0") k.p2p_mutual = 0;
+      else if (val == "on" || val == "1") k.p2p_mutual = 1;
+      else ok = false;
+    }
+    else if (key == "overlap") on_off(k.overlap, "off", "on");
     else if (key == "graph") on_off(k.graph, "off", "on");
     else if (key == "work") on_off(k.work_smem, "global", "smem");
     else if (key == "bpb_slots") count(k.bpb_slots, 0);
     else if (key == "m2l_group") count(k.m2l_group, 1);
     else if (key == "m2l_lanes") {
       if (val == "4" || val == "8") k.m2l_lanes = val[0] - '0';
+      else ok = false;
+    } else if (key == "p2p_mutual_lanes") {
+      if (val == "1" || val == "2" || val == "4") k.p2p_mutual_lanes = val[0] - '0';
       else ok = false;
     } else if (key == "m2l_threads") {
       if (val == "256" || val == "320" || val == "384" || val == "512") k.m2l_threads = std::atoi(val.c_str());
@@ -159,6 +168,7 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
 std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   std::string s;
   for (const StageKernels& st : kStages) s += std::string(s.empty() ? "" : ",") + st.key + "=" + kernel_name(k.*st.member);
+  s += k.p2p_mutual < 0 ? ",p2p_mutual=auto" : k.p2p_mutual ? ",p2p_mutual=on" : ",p2p_mutual=off";
   s += k.overlap ? ",overlap=on" : ",overlap=off";
   s += k.graph ? ",graph=on" : ",graph=off";
   s += k.work_smem ? ",work=smem" : ",work=global";
@@ -167,6 +177,7 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   if (k.m2l_group) s += ",m2l_group=" + std::to_string(k.m2l_group);
   if (k.m2l_lanes) s += ",m2l_lanes=" + std::to_string(k.m2l_lanes);
   if (k.m2l_threads) s += ",m2l_threads=" + std::to_string(k.m2l_threads);
+  s += ",p2p_mutual_lanes=" + std::to_string(k.p2p_mutual_lanes);
   return s;
 }
 

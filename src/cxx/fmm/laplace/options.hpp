@@ -33,6 +33,12 @@ namespace fmm {
 //          BPB block per leaf box, L_b in shared memory
 //   p2p  : BPB block per work unit of a target leaf, source tiles in shared
 //          memory (the default); TPT thread per target
+//   p2p_mutual: with p2p = BPB, on a uniform tree with sources = targets
+//          and charges alone (one density, no Hessian), each unordered
+//          pair of neighbouring leaves once, both directions from one
+//          distance (nearfield/p2p_mutual.cuh): on, off (BPB as everywhere
+//          else), or automatic (the default: on when its passes average at
+//          least 4 blocks per SM)
 //   overlap: near field on a second stream (default) or serialised after
 //          the far field
 //   graph: the device work of an evaluate captured once into a CUDA graph
@@ -46,12 +52,15 @@ namespace fmm {
 //   m2l_group   receivers per group of the grouped M2L (0: automatic)
 //   m2l_lanes   lanes per batch of the grouped M2L, 4 or 8 (0: 8 for groups
 //               of >= 8 receivers, else 4)
+//   p2p_mutual_lanes points of A per lane of the mutual near field, 1, 2
+//               or 4 (blocks of 8, 4 or 2 warps)
 //   m2l_threads threads per block of the grouped M2L, 256, 320, 384 or 512
 //               (0: the fewest that hold p^2, 512 beyond)
 struct LaplaceGpuKernels {
   // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
   gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_BPB, m2l = GPUFMM_STRATEGY_GRP,
                           l2l = GPUFMM_STRATEGY_BPB, l2p = GPUFMM_STRATEGY_TPT, p2p = GPUFMM_STRATEGY_BPB;
+  int p2p_mutual = -1;  // -1 automatic, 0 off, 1 on
   bool overlap = true;
   bool graph = true;
   int p2m_warps = 0;
@@ -60,11 +69,12 @@ struct LaplaceGpuKernels {
   int m2l_group = 0;
   int m2l_lanes = 0;
   int m2l_threads = 0;
+  int p2p_mutual_lanes = 4;
   bool operator==(const LaplaceGpuKernels& o) const {
     return p2m == o.p2m && m2m == o.m2m && m2l == o.m2l && l2l == o.l2l && l2p == o.l2p && p2p == o.p2p &&
-           overlap == o.overlap && graph == o.graph && p2m_warps == o.p2m_warps && work_smem == o.work_smem &&
+           p2p_mutual == o.p2p_mutual && overlap == o.overlap && graph == o.graph && p2m_warps == o.p2m_warps && work_smem == o.work_smem &&
            bpb_slots == o.bpb_slots && m2l_group == o.m2l_group && m2l_lanes == o.m2l_lanes &&
-           m2l_threads == o.m2l_threads;
+           m2l_threads == o.m2l_threads && p2p_mutual_lanes == o.p2p_mutual_lanes;
   }
 };
 
@@ -110,9 +120,9 @@ void validate_options(const LaplaceOptions& o);
 constexpr int kNumGpuStages = 6;
 void set_gpu_strategies(LaplaceGpuKernels& k, const int (&values)[kNumGpuStages]);
 
-// Parses "p2p=bpb,m2l=tpb,..." (keys p2m m2m m2l l2l l2p p2p overlap graph
-// work p2m_warps bpb_slots m2l_group m2l_lanes m2l_threads; values as
-// laplace_gpu_kernels_string writes them) into k. Returns false, leaving the
+// Parses "p2p=bpb,m2l=tpb,..." (keys p2m m2m m2l l2l l2p p2p p2p_mutual
+// overlap graph work p2m_warps bpb_slots m2l_group m2l_lanes m2l_threads
+// p2p_mutual_lanes; values as laplace_gpu_kernels_string writes them) into k. Returns false, leaving the
 // fields it did not understand as they were, when something was not
 // understood.
 bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k);

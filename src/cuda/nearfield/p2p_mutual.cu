@@ -1,0 +1,89 @@
+// nearfield::cuda::build_mutual_passes (p2p_mutual.cuh): the leaf pairs of
+// the mutual near field's passes, from the neighbour rows of one level.
+#include "cuda/common/cuda_check.cuh"
+#include "cuda/common/temp_storage.cuh"
+#include "cuda/nearfield/p2p_mutual.cuh"
+#include "tree/morton.hpp"
+
+namespace gpufmm {
+namespace nearfield {
+namespace cuda {
+
+namespace {
+
+// The pass of the pair (a, c) from a's row: 0 when c == a; 1 + 2 dir +
+// parity when c - a is one of the 13 offsets whose first non-zero component
+// is +1 (dir: its index among them, parity: a's coordinate on that axis);
+// -1 when the pair is c's (the opposite offset), -2 when c is not adjacent.
+__device__ __forceinline__ int mutual_pass(const DevSet& R, int32_t a, int32_t c) {
+  if (a == c) return 0;
+  int32_t ia[3], ic[3];
+  tree::morton_decode(R.box_key[a], ia[0], ia[1], ia[2]);
+  tree::morton_decode(R.box_key[c], ic[0], ic[1], ic[2]);
+  int o[3];
+  for (int k = 0; k < 3; ++k) {
+    o[k] = ic[k] - ia[k];
+    if (o[k] < -1 || o[k] > 1) return -2;
+  }
+  const int idx = (o[0] + 1) * 9 + (o[1] + 1) * 3 + (o[2] + 1);  // 13: o = 0
+  if (idx < 13) return -1;
+  const int axis = o[0] != 0 ? 0 : o[1] != 0 ? 1 : 2;
+  return 1 + 2 * (idx - 14) + (ia[axis] & 1);
+}
+
+// kFill false: counts per pass (count[kMutualPasses]: a row naming a
+// non-adjacent leaf); true: the pairs at offset[pass] + a slot taken from
+// cursor[pass] (the order within a pass does not matter: its blocks write
+// disjoint leaves).
+struct PassOffsets {
+  int64_t v[kMutualPasses + 1];
+};
+template <bool kFill>
+__global__ void k_mutual_pairs(int64_t b0, int64_t nb, DevSet R, DevList nbl, unsigned long long* __restrict__ count,
+                               PassOffsets off, int2* __restrict__ pairs) {
+  for (int64_t t = gpufmm::cuda::gtid(); t < nb; t += gpufmm::cuda::gstride()) {
+    const int32_t a = int32_t(b0 + t);
+    for (int64_t e = nbl.offsets[a]; e < nbl.offsets[a + 1]; ++e) {
+      const int32_t c = nbl.index[e];
+      const int k = mutual_pass(R, a, c);
+      if (k == -2 && !kFill) atomicAdd(&count[kMutualPasses], 1ull);
+      if (k < 0) continue;
+      const unsigned long long slot = atomicAdd(&count[k], 1ull);
+      if (kFill) pairs[off.v[k] + int64_t(slot)] = make_int2(a, c);
+    }
+  }
+}
+
+}  // namespace
+
+MutualPasses build_mutual_passes(Context& ctx, cudaStream_t s0, int64_t b0, int64_t nb, DevSet R, DevList list,
+                                 const std::function<void*(size_t, const char*)>& alloc, const char* what) {
+  using gpufmm::cuda::check_launch;
+  using gpufmm::cuda::grid_for;
+  MutualPasses mp;
+  if (nb <= 0) return mp;
+  gpufmm::cuda::TempStorage tmp(ctx, what);
+  unsigned long long* count = nullptr;
+  tmp.add(count, kMutualPasses + 1);
+  tmp.allocate();
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, (kMutualPasses + 1) * sizeof(unsigned long long), s0));
+  PassOffsets off{};
+  k_mutual_pairs<false><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, off, nullptr);
+  check_launch("mutual P2P pair count kernel");
+  unsigned long long h[kMutualPasses + 1];
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(h, count, sizeof h, cudaMemcpyDeviceToHost, s0));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  if (h[kMutualPasses] != 0) return mp;  // not a grid of neighbours
+  for (int k = 0; k < kMutualPasses; ++k) off.v[k + 1] = off.v[k] + int64_t(h[k]);
+  if (off.v[kMutualPasses] == 0) return mp;
+  mp.pairs = static_cast<int2*>(alloc(sizeof(int2) * size_t(off.v[kMutualPasses]), what));
+  for (int k = 0; k <= kMutualPasses; ++k) mp.offset[k] = off.v[k];
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, (kMutualPasses + 1) * sizeof(unsigned long long), s0));
+  k_mutual_pairs<true><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, off, mp.pairs);
+  check_launch("mutual P2P pair fill kernel");
+  return mp;
+}
+
+}  // namespace cuda
+}  // namespace nearfield
+}  // namespace gpufmm

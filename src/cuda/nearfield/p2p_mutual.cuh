@@ -1,0 +1,210 @@
+// The mutual near field: sources = targets, charges, the leaves of one
+// uniform level (the Laplace FMM's P2P where its plan allows it and its
+// passes fill the GPU, LaplaceGpuKernels::p2p_mutual; measured in
+// docs/laplace_gpu.md "Mutual P2P": latency bound, alone no faster than the
+// one-sided kernel, the evaluate faster by running beside the far field). Each unordered pair of neighbouring
+// leaves is visited once and each of its point pairs once: the distance and
+// its reciprocal square root serve both directions (the kernel struct's
+// accumulate_mutual; 24 FP64 instructions per pair with the gradient against
+// 2 x 19 for the two directions of the one-sided near field, p2p.cuh).
+//
+// Passes, so that the sums are deterministic without atomics. Pass 0 sums
+// every leaf with itself (one-sided: the kernel's accumulate). Each of the
+// other 26 takes one of the 13 offsets o with o's first non-zero component
+// +1, and the pairs (A, A + o) whose A has the parity pi along that axis:
+// the A of a pass have coordinate pi there and the A + o have pi + 1, so no
+// leaf is written by two blocks of a pass. The passes run one after another
+// on one stream and add into the results (zeroed first), so every target's
+// sum has the same order in every run.
+//
+// In a block (NW warps), each lane holds up to NA = 8 / NW points of A (a
+// chunk of up to kMutualChunk); a tile of 32 points of B
+// goes round the lanes of each warp by shuffles, its four sums with it, so
+// that after 32 steps every lane holds its own point of B again with the
+// warp's sums; the warps' sums are added in warp order. Float: coordinates
+// relative to A's box, split as p2p.cuh's near_coord / near_coord_lo (the
+// difference of a point of B and a point of A is the same vector negated).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "core/context.hpp"
+#include "cuda/nearfield/p2p.cuh"
+
+namespace gpufmm {
+namespace nearfield {
+namespace cuda {
+
+// Points of A per chunk: NW warps of NA points per lane, NW NA = 8.
+constexpr int kMutualChunk = 256;
+constexpr int kMutualPasses = 27;
+
+// The leaf pairs of the passes: device pairs (A, B), pass after pass,
+// pass k at [offset[k], offset[k + 1]) (host offsets). pairs == nullptr:
+// none built (the level is not a grid of neighbours, or nothing to pair).
+struct MutualPasses {
+  int2* pairs = nullptr;
+  int64_t offset[kMutualPasses + 1] = {};
+};
+
+// The passes of leaves [b0, b0 + nb) of R (keys: Morton codes of one level),
+// from their neighbour rows `list` (symmetric, each row holding the leaf
+// itself). pairs is allocated with `alloc` and filled on `stream`, which is
+// synchronised once (the counts). A row naming a leaf that is not adjacent
+// gives no passes.
+MutualPasses build_mutual_passes(Context& ctx, cudaStream_t stream, int64_t b0, int64_t nb, DevSet R, DevList list,
+                                 const std::function<void*(size_t, const char*)>& alloc, const char* what);
+
+// A block's shared memory: two buffers (by tile parity) of the tile of B
+// (x, y, z, their float rests, charge) and of the warps' sums of its points.
+template <class T, int NW>
+struct MutualShared {
+  T tile[2][32][7];
+  T red[2][NW][32][4];
+};
+
+// The points [a0, a0 + NA 32 NW) ∩ [.., ae) of A (this thread's:
+// a0 + k 32 NW + threadIdx.x) against all of B = [bb, be):
+// A's sums, and when !kSelf B's, added to pot (if set) and grad (kG).
+// Slots past the end take the first point's coordinates and no charge.
+template <class Kern, class T, bool kG, bool kSelf, int NW, int NA>
+__device__ __forceinline__ void mutual_chunk(const Kern& kern, const NearFrame& fr, int32_t a0, int32_t ae,
+                                             int32_t bb, int32_t be, const double* __restrict__ xyz,
+                                             const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad,
+                                             MutualShared<T, NW>& sh) {
+  constexpr bool kL = kSplit<T>;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  T ax[NA], ay[NA], az[NA], axl[NA], ayl[NA], azl[NA], aq[NA], av[NA], agx[NA], agy[NA], agz[NA];
+#pragma unroll
+  for (int k = 0; k < NA; ++k) {
+    const int32_t i = a0 + k * 32 * NW + threadIdx.x;
+    const double* x = xyz + 3 * int64_t(i < ae ? i : a0);
+    ax[k] = near_coord<T>(fr, 0, x[0]);
+    ay[k] = near_coord<T>(fr, 1, x[1]);
+    az[k] = near_coord<T>(fr, 2, x[2]);
+    axl[k] = near_coord_lo<T>(fr, 0, x[0]);
+    ayl[k] = near_coord_lo<T>(fr, 1, x[1]);
+    azl[k] = near_coord_lo<T>(fr, 2, x[2]);
+    aq[k] = i < ae ? q[i] : T(0);
+    av[k] = agx[k] = agy[k] = agz[k] = T(0);
+  }
+  int buf = 0;
+  for (int32_t t0 = bb; t0 < be; t0 += 32, buf ^= 1) {
+    const int32_t j = t0 + lane;
+    // The tile of B in shared memory (tile buf: the other buffer may still
+    // be read by a warp that has not left the previous tile); warp 0
+    // fetches what B's results hold now, to add to at the end.
+    if (w == 0) {
+      const double* x = xyz + 3 * int64_t(j < be ? j : bb);
+      T* t = sh.tile[buf][lane];
+      t[0] = near_coord<T>(fr, 0, x[0]);
+      t[1] = near_coord<T>(fr, 1, x[1]);
+      t[2] = near_coord<T>(fr, 2, x[2]);
+      t[3] = near_coord_lo<T>(fr, 0, x[0]);
+      t[4] = near_coord_lo<T>(fr, 1, x[1]);
+      t[5] = near_coord_lo<T>(fr, 2, x[2]);
+      t[6] = j < be ? q[j] : T(0);
+    }
+    T old[4] = {T(0), T(0), T(0), T(0)};
+    if (!kSelf && w == 0 && j < be) {
+      if (pot) old[0] = pot[j];
+      if (kG)
+        for (int c = 0; c < 3; ++c) old[1 + c] = grad[3 * int64_t(j) + c];
+    }
+    __syncthreads();
+    T bv = T(0), bgx = T(0), bgy = T(0), bgz = T(0);
+    const int next = (lane + 1) & 31;
+#pragma unroll 4
+    for (int step = 0; step < 32; ++step) {
+      // Step s: lane l with point (l + s) mod 32 of the tile, whose sums it
+      // took from lane l + 1 (its holder at step s - 1).
+      const T* t = sh.tile[buf][(lane + step) & 31];
+      const T bx = t[0], by = t[1], bz = t[2], bxl = kL ? t[3] : T(0), byl = kL ? t[4] : T(0),
+              bzl = kL ? t[5] : T(0), bq = t[6];
+#pragma unroll
+      for (int k = 0; k < NA; ++k) {
+        const T rx = near_diff(ax[k], axl[k], bx, bxl), ry = near_diff(ay[k], ayl[k], by, byl),
+                rz = near_diff(az[k], azl[k], bz, bzl);
+        if constexpr (kSelf)
+          kern.template accumulate<true, false, kG>(rx, ry, rz, bq, T(0), T(0), T(0), av[k], agx[k], agy[k], agz[k]);
+        else
+          kern.template accumulate_mutual<kG>(rx, ry, rz, aq[k], bq, av[k], agx[k], agy[k], agz[k], bv, bgx, bgy,
+                                              bgz);
+      }
+      if (!kSelf) {
+        bv = __shfl_sync(0xffffffffu, bv, next);
+        if (kG) {
+          bgx = __shfl_sync(0xffffffffu, bgx, next);
+          bgy = __shfl_sync(0xffffffffu, bgy, next);
+          bgz = __shfl_sync(0xffffffffu, bgz, next);
+        }
+      }
+    }
+    if (!kSelf) {  // after 32 steps lane l holds the sums of point j: the warps' sums, in warp order
+      T (*red)[4] = sh.red[buf][w];
+      red[lane][0] = bv;
+      red[lane][1] = bgx;
+      red[lane][2] = bgy;
+      red[lane][3] = bgz;
+      __syncthreads();
+      if (w == 0 && j < be) {
+        T s[4] = {sh.red[buf][0][lane][0], sh.red[buf][0][lane][1], sh.red[buf][0][lane][2], sh.red[buf][0][lane][3]};
+#pragma unroll
+        for (int v = 1; v < NW; ++v)
+          for (int c = 0; c < 4; ++c) s[c] += sh.red[buf][v][lane][c];
+        if (pot) pot[j] = old[0] + s[0];
+        if (kG)
+          for (int c = 0; c < 3; ++c) grad[3 * int64_t(j) + c] = old[1 + c] + s[1 + c];
+      }
+    }
+  }
+  __syncthreads();  // the tiles are free for the next chunk or pair
+#pragma unroll
+  for (int k = 0; k < NA; ++k) {
+    const int32_t i = a0 + k * 32 * NW + threadIdx.x;
+    if (i < ae) {
+      if (pot) pot[i] += av[k];
+      if (kG) {
+        T* g = grad + 3 * int64_t(i);
+        g[0] += agx[k];
+        g[1] += agy[k];
+        g[2] += agz[k];
+      }
+    }
+  }
+}
+
+// One pass (npairs pairs (A, B) of leaves of R; kSelf: pass 0, A == B):
+// one block of NW warps per pair. Results in sorted order, added to.
+template <class Kern, class T, bool kG, bool kSelf, int NW>
+__global__ void __launch_bounds__(32 * NW)
+    k_p2p_mutual(Kern kern, const int2* __restrict__ pairs, int64_t npairs, DevSet R, const double* __restrict__ xyz,
+                 const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad) {
+  static_assert(NW == 2 || NW == 4 || NW == 8, "8 / NW points of A per lane");
+  constexpr int B = 32 * NW;
+  __shared__ MutualShared<T, NW> sh;
+  for (int64_t u = blockIdx.x; u < npairs; u += gridDim.x) {
+    const int2 pr = pairs[u];
+    const NearFrame fr = near_frame(R, pr.x);
+    const int32_t ab = R.point_begin[pr.x], ae = R.point_end[pr.x];
+    const int32_t bb = R.point_begin[pr.y], be = R.point_end[pr.y];
+    for (int32_t a0 = ab; a0 < ae; a0 += kMutualChunk) {
+      const int32_t m = ae - a0;  // the same for the whole block
+      if (NW == 2 && m > 3 * B)
+        mutual_chunk<Kern, T, kG, kSelf, NW, 4>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+      else if (NW == 2 && m > 2 * B)
+        mutual_chunk<Kern, T, kG, kSelf, NW, 3>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+      else if (NW <= 4 && m > B)
+        mutual_chunk<Kern, T, kG, kSelf, NW, 2>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+      else
+        mutual_chunk<Kern, T, kG, kSelf, NW, 1>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+    }
+  }
+}
+
+}  // namespace cuda
+}  // namespace nearfield
+}  // namespace gpufmm
