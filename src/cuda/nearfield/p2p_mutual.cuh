@@ -40,6 +40,10 @@ namespace cuda {
 
 // Points of A per chunk: NW warps of NA points per lane, NW NA = 8.
 constexpr int kMutualChunk = 256;
+// Resident warps per SM that the register budget must allow: 12 (at most
+// 168 registers per thread). Left alone, two-warp blocks took 184 and ran
+// 4-8 % slower; a cap of 128 was slower too (docs/laplace_gpu.md "Mutual P2P").
+constexpr int kMutualMinWarpsPerSm = 12;
 constexpr int kMutualPasses = 27;
 
 // The leaf pairs of the passes: device pairs (A, B), pass after pass,
@@ -180,7 +184,7 @@ __device__ __forceinline__ void mutual_chunk(const Kern& kern, const NearFrame& 
 // One pass (npairs pairs (A, B) of leaves of R; kSelf: pass 0, A == B):
 // one block of NW warps per pair. Results in sorted order, added to.
 template <class Kern, class T, bool kG, bool kSelf, int NW>
-__global__ void __launch_bounds__(32 * NW)
+__global__ void __launch_bounds__(32 * NW, kMutualMinWarpsPerSm / NW)
     k_p2p_mutual(Kern kern, const int2* __restrict__ pairs, int64_t npairs, DevSet R, const double* __restrict__ xyz,
                  const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad) {
   static_assert(NW == 2 || NW == 4 || NW == 8, "8 / NW points of A per lane");
