@@ -32,15 +32,12 @@ __device__ __forceinline__ int mutual_pass(const DevSet& R, int32_t a, int32_t c
 }
 
 // kFill false: counts per pass (count[kMutualPasses]: a row naming a
-// non-adjacent leaf); true: the pairs at offset[pass] + a slot taken from
-// cursor[pass] (the order within a pass does not matter: its blocks write
-// disjoint leaves).
-struct PassOffsets {
-  int64_t v[kMutualPasses + 1];
-};
+// non-adjacent leaf); true: the pairs at mp.offset[pass] + a slot taken
+// from count[pass] (the order within a pass does not matter: its blocks
+// write disjoint leaves).
 template <bool kFill>
 __global__ void k_mutual_pairs(int64_t b0, int64_t nb, DevSet R, DevList nbl, unsigned long long* __restrict__ count,
-                               PassOffsets off, int2* __restrict__ pairs) {
+                               MutualPasses mp) {
   for (int64_t t = gpufmm::cuda::gtid(); t < nb; t += gpufmm::cuda::gstride()) {
     const int32_t a = int32_t(b0 + t);
     for (int64_t e = nbl.offsets[a]; e < nbl.offsets[a + 1]; ++e) {
@@ -49,7 +46,7 @@ __global__ void k_mutual_pairs(int64_t b0, int64_t nb, DevSet R, DevList nbl, un
       if (k == -2 && !kFill) atomicAdd(&count[kMutualPasses], 1ull);
       if (k < 0) continue;
       const unsigned long long slot = atomicAdd(&count[k], 1ull);
-      if (kFill) pairs[off.v[k] + int64_t(slot)] = make_int2(a, c);
+      if (kFill) mp.pairs[mp.offset[k] + int64_t(slot)] = make_int2(a, c);
     }
   }
 }
@@ -67,19 +64,17 @@ MutualPasses build_mutual_passes(Context& ctx, cudaStream_t s0, int64_t b0, int6
   tmp.add(count, kMutualPasses + 1);
   tmp.allocate();
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, (kMutualPasses + 1) * sizeof(unsigned long long), s0));
-  PassOffsets off{};
-  k_mutual_pairs<false><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, off, nullptr);
+  k_mutual_pairs<false><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, mp);
   check_launch("mutual P2P pair count kernel");
   unsigned long long h[kMutualPasses + 1];
   GPUFMM_CUDA_CHECK(cudaMemcpyAsync(h, count, sizeof h, cudaMemcpyDeviceToHost, s0));
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
   if (h[kMutualPasses] != 0) return mp;  // not a grid of neighbours
-  for (int k = 0; k < kMutualPasses; ++k) off.v[k + 1] = off.v[k] + int64_t(h[k]);
-  if (off.v[kMutualPasses] == 0) return mp;
-  mp.pairs = static_cast<int2*>(alloc(sizeof(int2) * size_t(off.v[kMutualPasses]), what));
-  for (int k = 0; k <= kMutualPasses; ++k) mp.offset[k] = off.v[k];
+  for (int k = 0; k < kMutualPasses; ++k) mp.offset[k + 1] = mp.offset[k] + int64_t(h[k]);
+  if (mp.offset[kMutualPasses] == 0) return MutualPasses{};
+  mp.pairs = static_cast<int2*>(alloc(sizeof(int2) * size_t(mp.offset[kMutualPasses]), what));
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, (kMutualPasses + 1) * sizeof(unsigned long long), s0));
-  k_mutual_pairs<true><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, off, mp.pairs);
+  k_mutual_pairs<true><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, mp);
   check_launch("mutual P2P pair fill kernel");
   return mp;
 }
