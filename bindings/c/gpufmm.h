@@ -472,8 +472,10 @@ typedef struct gpufmm_laplace_options_s {
    * gpufmm_laplace_strategy_t; defaults: the fastest measured on an H100):    */
   int gpu_p2m;         /* BPB (default), WPB or TPB                             */
   int gpu_m2m;         /* BPB (default), GPB or TPB                             */
-  int gpu_m2l;         /* GRP (default; BPB where p is too large for it), BPB,
-                          WPB or TPB                                           */
+  int gpu_m2l;         /* AUTO (default: GEMM where p <= 24 and its operators
+                          fit in 1/32 of the device's memory, else GRP), GEMM,
+                          GRP (GEMM and GRP: BPB where p is too large for
+                          them), BPB, WPB or TPB                               */
   int gpu_l2l;         /* BPB (default) or TPB                                  */
   int gpu_l2p;         /* TPT (default), BPB or TPB                             */
   int gpu_p2p;         /* BPB (default) or TPT                                  */

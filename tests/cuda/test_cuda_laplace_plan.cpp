@@ -259,7 +259,9 @@ TEST_F(CudaLaplacePlan, ForcedDepthsStencilsAndSmallInputs) {
 // The CUDA graph of an evaluate is keyed on the kernel strategies too: a
 // strategy changed between evaluates (laplace_gpu_kernels) is captured anew,
 // not replayed from the old graph. The receiver-major M2L (m2l=bpb) adds the
-// classes in another order than the grouped one, so their bits differ.
+// classes in another order than the grouped one, so their bits differ. A
+// strategy whose plan data the plan was made without (the dense products of
+// m2l=gemm, the grouped entries of m2l=grp) gets them at the next evaluate.
 TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
   Context& G = *checked_context(gpu);
   const Points pts = make(Dist::Plummer, 30000, -1, 980);
@@ -278,6 +280,7 @@ TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
     a.pot = pot.data();
     fmm::laplace_evaluate(plan, a);
   };
+  o.gpu.m2l = GPUFMM_STRATEGY_GRP;
   auto plan = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
   ASSERT_EQ(fmm::cuda::laplace_gpu_kernels(*plan).m2l, GPUFMM_STRATEGY_GRP);
   ASSERT_TRUE(fmm::cuda::laplace_gpu_kernels(*plan).graph);
@@ -294,6 +297,29 @@ TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
   }
   EXPECT_NE(grp[0], fresh);
   EXPECT_LE(rel_l2(grp[0], fresh), 1e-12);
+
+  std::vector<double> gemm[3], fresh_gemm, grp_late;
+  fmm::cuda::laplace_gpu_kernels(*plan).m2l = GPUFMM_STRATEGY_GEMM;
+  for (auto& r : gemm) evaluate(*plan, r);
+  o.gpu.m2l = GPUFMM_STRATEGY_GEMM;
+  auto plan_gemm = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
+  evaluate(*plan_gemm, fresh_gemm);
+  fmm::cuda::laplace_gpu_kernels(*plan_bpb).m2l = GPUFMM_STRATEGY_GRP;
+  evaluate(*plan_bpb, grp_late);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(gemm[k], fresh_gemm) << k;
+  EXPECT_EQ(grp_late, grp[0]);
+  EXPECT_NE(gemm[0], grp[0]);
+  EXPECT_LE(rel_l2(gemm[0], grp[0]), 1e-12);
+
+  // AUTO (the default) resolves at set-up: the dense products at this p,
+  // the grouped kernel beyond p = 24.
+  o.gpu.m2l = GPUFMM_STRATEGY_AUTO;
+  auto plan_auto = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
+  ASSERT_LE(plan_auto->p, 24);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_auto).m2l, GPUFMM_STRATEGY_GEMM);
+  o.p = 26;
+  auto plan_high = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_high).m2l, GPUFMM_STRATEGY_GRP);
 }
 
 }  // namespace

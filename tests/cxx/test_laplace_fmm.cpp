@@ -672,7 +672,7 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   EXPECT_EQ(o.table_cache, 1);
   EXPECT_EQ(o.gpu_p2m, GPUFMM_STRATEGY_BPB);
   EXPECT_EQ(o.gpu_m2m, GPUFMM_STRATEGY_BPB);
-  EXPECT_EQ(o.gpu_m2l, GPUFMM_STRATEGY_GRP);
+  EXPECT_EQ(o.gpu_m2l, GPUFMM_STRATEGY_AUTO);
   EXPECT_EQ(o.gpu_l2l, GPUFMM_STRATEGY_BPB);
   EXPECT_EQ(o.gpu_l2p, GPUFMM_STRATEGY_TPT);
   EXPECT_EQ(o.gpu_p2p, GPUFMM_STRATEGY_BPB);
@@ -684,10 +684,16 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   fmm::LaplaceGpuKernels k;
   ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(
       "p2m=wpb,m2m=gpb,m2l=tpb,l2l=tpb,l2p=bpb,p2p=tpt,p2p_mutual=off,overlap=off,graph=off,work=global,p2m_warps=2,"
-      "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256,p2p_mutual_lanes=2",
+      "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256,m2l_gemm_mb=64,p2p_mutual_lanes=2",
       k));
   EXPECT_EQ(k.m2m, GPUFMM_STRATEGY_GPB);
   EXPECT_EQ(k.m2l_group, 4);
+  EXPECT_EQ(k.m2l_gemm_mb, 64);
+  for (const char* m2l : {"auto", "gemm", "grp"}) {
+    fmm::LaplaceGpuKernels x;
+    ASSERT_TRUE(fmm::laplace_gpu_parse_kernels((std::string("m2l=") + m2l).c_str(), x)) << m2l;
+    EXPECT_NE(fmm::laplace_gpu_kernels_string(x).find(std::string(",m2l=") + m2l + ","), std::string::npos) << m2l;
+  }
   EXPECT_EQ(k.p2p_mutual, 0);
   EXPECT_EQ(k.p2p_mutual_lanes, 2);
   fmm::LaplaceGpuKernels back;

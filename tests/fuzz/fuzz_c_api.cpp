@@ -309,7 +309,7 @@ void op_plan(Bytes& b, State& st) {
   if (b.small(3) == 0) o.s_max = b.small(2) ? b.small(40) - 1 : b.i32();
   if (b.small(4) == 0) o.stencil = b.enumval(2);
   if (b.small(4) == 0) o.variable_truncation = b.enumval(2);
-  if (b.small(6) == 0) o.gpu_m2l = b.enumval(6);
+  if (b.small(6) == 0) o.gpu_m2l = b.enumval(8);
   if (b.small(6) == 0) o.calibrate = b.enumval(2);  // 1 (default): test evaluates at plan time
   if (b.small(6) == 0) o.tree = b.enumval(3);
   if (b.small(6) == 0) o.densities = b.enumval(3);

@@ -112,7 +112,10 @@ typedef enum gpufmm_laplace_strategy_e {
   GPUFMM_STRATEGY_BPB = 2, /* block (or warps) per box, cooperative             */
   GPUFMM_STRATEGY_GPB = 3, /* 8 threads per parent box (M2M)                    */
   GPUFMM_STRATEGY_GRP = 4, /* grouped M2L: every level in one launch            */
-  GPUFMM_STRATEGY_TPT = 5  /* thread per target (L2P, P2P)                      */
+  GPUFMM_STRATEGY_TPT = 5,  /* thread per target (L2P, P2P)                     */
+  GPUFMM_STRATEGY_GEMM = 6, /* M2L as one dense product per operator class and
+                               group of receivers (cuBLAS; FP64 tensor cores)  */
+  GPUFMM_STRATEGY_AUTO = 7  /* the driver chooses (M2L: GEMM or GRP)           */
 } gpufmm_laplace_strategy_t;
 
 #ifdef __cplusplus

@@ -480,9 +480,9 @@ struct Eval {
 
   // M2L into the receivers of level l: LevelDown1 (type 1, or the standard
   // M2L list), LevelDown2 (type 2). The grouped strategy did every level at
-  // once (m2l_grouped).
+  // once (m2l_grouped, m2l_gemm_run).
   void m2l(int l, T* M, T* Lx, uint8_t* hl) {
-    if (G.k.m2l == GPUFMM_STRATEGY_GRP) {
+    if (G.k.m2l == GPUFMM_STRATEGY_GRP || G.k.m2l == GPUFMM_STRATEGY_GEMM) {
     } else if (P.modified) {
       if (l >= 2) m2l_level(P.lists->list[lists::kType1], l, M, Lx, hl);
       m2l_level(P.lists->list[lists::kType2], l, M, Lx, hl);
@@ -691,7 +691,9 @@ struct Eval {
           GPUFMM_CUDA_CHECK(cudaMemsetAsync(Lk, 0, size_t(Ls) * sizeof(T), s0));
           GPUFMM_CUDA_CHECK(cudaMemsetAsync(hl, 0, size_t(R.nboxes), s0));
           if (P.adaptive) p2l(qg ? qg + k * ns : nullptr, dg ? dg + k * 3 * ns : nullptr, Lk, hl);
-          if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(Mk, Lk, hl);  // every level at once, then L2L level by level
+          // GRP, GEMM: every level at once, then L2L level by level
+          if (G.k.m2l == GPUFMM_STRATEGY_GRP) m2l_grouped(Mk, Lk, hl);
+          if (G.k.m2l == GPUFMM_STRATEGY_GEMM) m2l_gemm_run<T>(G, p, Mk, Lk, hl, s0);
           for (int l = P.modified ? 1 : 2; l <= L; ++l) {
             l2l(l, Lk, hl);
             m2l(l, Mk, Lk, hl);
@@ -747,6 +749,7 @@ struct Eval {
     const int64_t ns = P.nsrc, nt = P.ntrg;
     const size_t nd = size_t(a.nd);
     clear_last_error();
+    m2l_plan_data(G, P, s0);  // a strategy set after the plan (laplace_gpu_kernels)
 
     // Inputs (user order) on the device; workspace and output staging (all
     // allocations before the device work, so that it can be a graph).

@@ -19,6 +19,7 @@
 #include "cuda/common/graph_cache.cuh"
 #include "cuda/fmm/laplace/adaptive.cuh"
 #include "cuda/fmm/laplace/kernels.cuh"
+#include "cuda/fmm/laplace/m2l_gemm.cuh"
 #include "cuda/fmm/laplace/m2l_group.cuh"
 #include "cuda/nearfield/p2p_mutual.cuh"
 #include "fmm/laplace/gpu.hpp"
@@ -80,6 +81,8 @@ struct GpuData {
   // m2l_group_size), entries.
   int grp_size = 0;
   DevM2LGroups grp;
+  // M2L as dense products (m2l = GEMM; m2l_gemm.cu).
+  M2LGemm gemm;
   std::vector<void*> blocks;
   size_t bytes = 0;
   // tables (device memory shared with the device table cache and other plans)
@@ -158,6 +161,7 @@ struct GpuData {
     for (auto& e : ev_far) (void)cudaEventDestroy(e);
     if (fork) (void)cudaEventDestroy(fork);
     if (join) (void)cudaEventDestroy(join);
+    if (gemm.handle) (void)cublasDestroy(gemm.handle);
     for (void* p : blocks) backend_free(*ctx, p);
     (void)cudaGetLastError();
   }
@@ -201,6 +205,26 @@ inline unsigned blocks_for(const GpuData& G, int64_t threads, int block) {
   const int64_t cap = int64_t(G.sms) * (G.max_threads_sm / block) * 8;
   return static_cast<unsigned>(std::max<int64_t>(1, std::min(b, cap)));
 }
+
+// The plan data of the M2L strategy G.k.m2l when they are not there yet (at
+// set-up, and at an evaluate after laplace_gpu_kernels changed it): the
+// grouped entries (GRP) or the dense products (GEMM). Both need the grouped
+// kernel's work vectors of 4 lanes in shared memory (p <= 44 in double on
+// an H100); beyond, G.k.m2l becomes BPB (setup.cu).
+void m2l_plan_data(GpuData& G, const LaplacePlan& P, cudaStream_t s0);
+// The number of entries of the M2L lists that the grouped strategies take
+// (setup.cu).
+int64_t m2l_entry_count(const LaplacePlan& P, cudaStream_t s0);
+// Those entries keyed by (group of gsize consecutive receivers of a level,
+// or of any levels with span_levels, class), sorted, and cut into segments
+// of one class (setup.cu).
+void build_m2l_groups(GpuData& G, const LaplacePlan& P, int gsize, bool span_levels, DevM2LGroups& out,
+                      cudaStream_t s0);
+// m2l = GEMM (m2l_gemm.cu): the plan's part (G.gemm), and L (+)= the M2L of
+// every level (has_local set for every receiver with an entry).
+void m2l_gemm_build(GpuData& G, const LaplacePlan& P, cudaStream_t s0);
+template <class T>
+void m2l_gemm_run(GpuData& G, int p, const T* M, T* L, uint8_t* has_local, cudaStream_t s);
 
 // The device tables of a plan (tables.cu): shared through the process-wide
 // device table cache (cache true) or uploaded for the plan alone; G keeps

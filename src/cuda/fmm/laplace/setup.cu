@@ -2,6 +2,7 @@
 // to the device (tables.cu), the sorted coordinates, the target -> leaf map,
 // the work units of the BpB P2P and the entries of the grouped M2L.
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -200,58 +201,78 @@ int m2l_group_size(const tree::PointSet& R, int L, int sms) {
   return g;
 }
 
-// Grouped M2L entries (m2l_group.cuh): the M2L lists of every level
-// (modified stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L
-// list at l >= 2) keyed by (group of grp_size receivers of a level, class),
-// sorted, and cut into segments of one class.
-void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+// The parts of the M2L lists that the grouped strategies take (modified
+// stencil: type 1 at l >= 2, type 2 at l >= 1; standard: the M2L list at
+// l >= 2) and the entry range of each (rows of levels lmin..L are
+// contiguous).
+struct M2LParts {
+  struct Part {
+    const lists::List* list;
+    int lmin;
+    int64_t first, count;
+  };
+  std::vector<Part> parts;
+  int64_t nent = 0;
+};
+
+M2LParts m2l_parts(const LaplacePlan& P, cudaStream_t s0) {
+  const tree::PointSet& R = P.tree->receivers();
+  const int L = P.l_max;
+  M2LParts m;
+  if (L < 2 || R.nboxes == 0) return m;
+  if (P.modified) {
+    m.parts.push_back({&P.lists->list[lists::kType1], 2, 0, 0});
+    m.parts.push_back({&P.lists->list[lists::kType2], 1, 0, 0});
+  } else {
+    m.parts.push_back({&P.lists->list[lists::kM2L], 2, 0, 0});
+  }
+  for (auto& part : m.parts) {
+    int64_t o[2] = {0, 0};
+    const lists::List& li = *part.list;
+    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&o[0], li.offsets + R.level_offset[part.lmin], sizeof(int64_t),
+                                      cudaMemcpyDeviceToHost, s0));
+    GPUFMM_CUDA_CHECK(
+        cudaMemcpyAsync(&o[1], li.offsets + R.level_offset[L + 1], sizeof(int64_t), cudaMemcpyDeviceToHost, s0));
+    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    part.first = o[0];
+    part.count = o[1] - o[0];
+    m.nent += part.count;
+  }
+  return m;
+}
+
+}  // namespace
+
+int64_t m2l_entry_count(const LaplacePlan& P, cudaStream_t s0) { return m2l_parts(P, s0).nent; }
+
+// Grouped M2L entries (m2l_group.cuh): the entries of m2l_parts keyed by
+// (group of gsize receivers of a level, or of consecutive receivers of any
+// levels with span_levels, class), sorted, and cut into segments of one
+// class.
+void build_m2l_groups(GpuData& G, const LaplacePlan& P, int gsize, bool span_levels, DevM2LGroups& out,
+                      cudaStream_t s0) {
   const tree::Tree& tr = *P.tree;
   const tree::PointSet& R = tr.receivers();
   const int L = P.l_max;
   if (L < 2 || R.nboxes == 0) return;
   require(L + 1 <= kGroupMaxLevels, GPUFMM_ERROR_INTERNAL, "laplace: tree too deep for grouped M2L");
-  if (G.grp_size <= 0) G.grp_size = m2l_group_size(R, L, G.sms);
   GroupLevels lv{};
-  lv.nlev = L + 1;
-  lv.gsize = G.grp_size;
+  lv.nlev = span_levels ? 1 : L + 1;
+  lv.gsize = gsize;
   int64_t ngroups = 0;
-  for (int l = 0; l <= L; ++l) {
+  for (int l = 0; l < lv.nlev; ++l) {
     lv.lo[l] = R.level_offset[l];
     lv.gbase[l] = ngroups;
-    ngroups += (R.level_offset[l + 1] - R.level_offset[l] + G.grp_size - 1) / G.grp_size;
+    ngroups += (R.level_offset[span_levels ? L + 1 : l + 1] - R.level_offset[l] + gsize - 1) / gsize;
   }
-  lv.lo[L + 1] = R.level_offset[L + 1];
+  lv.lo[lv.nlev] = R.level_offset[L + 1];
   require(ngroups < (int64_t(1) << 22), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L groups");
-  struct Part {
-    const lists::List* list;
-    int lmin;
-  };
-  std::vector<Part> parts;
-  if (P.modified) {
-    parts.push_back({&P.lists->list[lists::kType1], 2});
-    parts.push_back({&P.lists->list[lists::kType2], 1});
-  } else {
-    parts.push_back({&P.lists->list[lists::kM2L], 2});
-  }
-  // Entry range of each part (rows of levels lmin..L are contiguous).
-  std::vector<int64_t> first(parts.size()), count(parts.size());
-  int64_t nent = 0;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    int64_t o[2] = {0, 0};
-    const lists::List& li = *parts[k].list;
-    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&o[0], li.offsets + R.level_offset[parts[k].lmin], sizeof(int64_t),
-                                      cudaMemcpyDeviceToHost, s0));
-    GPUFMM_CUDA_CHECK(
-        cudaMemcpyAsync(&o[1], li.offsets + R.level_offset[L + 1], sizeof(int64_t), cudaMemcpyDeviceToHost, s0));
-    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
-    first[k] = o[0];
-    count[k] = o[1] - o[0];
-    nent += count[k];
-  }
-  G.grp.ngroups = ngroups;
+  const M2LParts mp = m2l_parts(P, s0);
+  const int64_t nent = mp.nent;
+  out.ngroups = ngroups;
   require(nent < (int64_t(1) << 31), GPUFMM_ERROR_INTERNAL, "laplace: too many M2L entries");
   int32_t* gseg = static_cast<int32_t*>(G.alloc(sizeof(int32_t) * (ngroups + 1), "laplace M2L groups"));
-  G.grp.gseg = gseg;
+  out.gseg = gseg;
   if (nent == 0) {
     GPUFMM_CUDA_CHECK(cudaMemsetAsync(gseg, 0, sizeof(int32_t) * (ngroups + 1), s0));
     GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
@@ -287,14 +308,14 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   tmp.add_cub(scan, "cub::DeviceScan::ExclusiveSum (M2L groups)");
   tmp.allocate();
   int64_t at = 0;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    const int64_t r0 = R.level_offset[parts[k].lmin], r1 = R.level_offset[L + 1];
-    if (count[k] > 0) {
-      k_m2l_group_keys<<<blocks_for(G, r1 - r0, 128), 128, 0, s0>>>(r0, r1, lv, dev_list(*parts[k].list),
-                                                                    first[k] - at, key, val);
+  for (const auto& part : mp.parts) {
+    const int64_t r0 = R.level_offset[part.lmin], r1 = R.level_offset[L + 1];
+    if (part.count > 0) {
+      k_m2l_group_keys<<<blocks_for(G, r1 - r0, 128), 128, 0, s0>>>(r0, r1, lv, dev_list(*part.list),
+                                                                    part.first - at, key, val);
       check_launch("laplace M2L group key kernel");
     }
-    at += count[k];
+    at += part.count;
   }
   tmp.run_cub(sort, "cub::DeviceRadixSort::SortPairs (M2L groups)");
   tmp.run_cub(rle, "cub::DeviceRunLengthEncode::Encode (M2L groups)");
@@ -308,12 +329,47 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   k_m2l_group_segments<<<blocks_for(G, int64_t(nseg) + 1, 128), 128, 0, s0>>>(nseg, ngroups, ukey, gseg, seg_op);
   check_launch("laplace M2L group segment kernel");
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
-  G.grp.seg_op = seg_op;
-  G.grp.seg_begin = seg_begin;
-  G.grp.ent = ent;
+  out.seg_op = seg_op;
+  out.seg_begin = seg_begin;
+  out.ent = ent;
+}
+
+namespace {
+
+// m2l = AUTO: GEMM where p <= kGemmAutoMaxP and the dense operators (p'^4
+// values for every class that has a truncation number) take at most 1/32 of
+// the device's memory, else GRP. Measured on an H200 (docs/laplace_gpu.md,
+// "M2L as dense products"): GEMM is faster at p = 7 .. 19, on a par or
+// slower at p = 30 .. 33 (the p'^4 products outgrow the p'^3 of RCR).
+constexpr int kGemmAutoMaxP = 24;
+
+gpufmm_laplace_strategy_t m2l_auto(const LaplacePlan& P) {
+  if (P.p > kGemmAutoMaxP) return GPUFMM_STRATEGY_GRP;
+  const std::vector<int32_t>& op_p = P.single() ? P.tables_f->op_p : P.tables_d->op_p;
+  double bytes = 0;
+  for (int op = 0; op < kOpM2M; ++op) bytes += std::pow(double(op_p[size_t(op)]), 4.0);
+  bytes *= P.single() ? sizeof(float) : sizeof(double);
+  size_t free_b = 0, total_b = 0;
+  GPUFMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return bytes <= double(total_b) / 32 ? GPUFMM_STRATEGY_GEMM : GPUFMM_STRATEGY_GRP;
 }
 
 }  // namespace
+
+void m2l_plan_data(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+  if (G.k.m2l == GPUFMM_STRATEGY_AUTO) G.k.m2l = m2l_auto(P);
+  const bool grp = G.k.m2l == GPUFMM_STRATEGY_GRP, gemm = G.k.m2l == GPUFMM_STRATEGY_GEMM;
+  if ((grp || gemm) &&
+      (P.single() ? m2l_group_smem_bytes<float, 4>(P.p) : m2l_group_smem_bytes<double, 4>(P.p)) > G.smem_optin) {
+    G.k.m2l = GPUFMM_STRATEGY_BPB;
+    return;
+  }
+  if (grp && G.grp.gseg == nullptr) {
+    if (G.grp_size <= 0) G.grp_size = m2l_group_size(P.tree->receivers(), P.l_max, G.sms);
+    build_m2l_groups(G, P, G.grp_size, false, G.grp, s0);
+  }
+  if (gemm && !G.gemm.built) m2l_gemm_build(G, P, s0);
+}
 
 void laplace_plan_setup(LaplacePlan& P) {
   require(P.ctx.on_gpu() && P.tree && P.tree->ctx.on_gpu(), GPUFMM_ERROR_INTERNAL,
@@ -349,12 +405,7 @@ void laplace_plan_setup(LaplacePlan& P) {
   lap(P.plan_times.setup_tables);
 
   const cudaStream_t s0 = stream_of(P.ctx);
-  // Grouped M2L needs the work vectors of 4 lanes in shared memory (p <= 44
-  // in double on an H100); beyond, the BpB kernel.
-  if (G->k.m2l == GPUFMM_STRATEGY_GRP && (P.single() ? m2l_group_smem_bytes<float, 4>(P.p)
-                                                   : m2l_group_smem_bytes<double, 4>(P.p)) > G->smem_optin)
-    G->k.m2l = GPUFMM_STRATEGY_BPB;
-  if (G->k.m2l == GPUFMM_STRATEGY_GRP) build_m2l_groups(*G, P, s0);
+  m2l_plan_data(*G, P, s0);
   lap(P.plan_times.setup_groups);
   G->sxyz = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.nsrc, 1), "laplace sources"));
   // Sorted coordinates: gathered on the device from the plan's device copy

@@ -24,7 +24,7 @@ struct StageKernels {
   const char* field;  // C options field
   const char* key;    // kernel-string key
   gpufmm_laplace_strategy_t LaplaceGpuKernels::*member;
-  gpufmm_laplace_strategy_t allowed[4];
+  gpufmm_laplace_strategy_t allowed[6];
   int nallowed;
 };
 
@@ -32,7 +32,9 @@ constexpr StageKernels kStages[] = {
     {"gpu_p2m", "p2m", &LaplaceGpuKernels::p2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB, GPUFMM_STRATEGY_TPB}, 3},
     {"gpu_m2m", "m2m", &LaplaceGpuKernels::m2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_GPB, GPUFMM_STRATEGY_TPB}, 3},
     {"gpu_m2l", "m2l", &LaplaceGpuKernels::m2l,
-     {GPUFMM_STRATEGY_GRP, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB, GPUFMM_STRATEGY_TPB}, 4},
+     {GPUFMM_STRATEGY_AUTO, GPUFMM_STRATEGY_GEMM, GPUFMM_STRATEGY_GRP, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB,
+      GPUFMM_STRATEGY_TPB},
+     6},
     {"gpu_l2l", "l2l", &LaplaceGpuKernels::l2l, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPB}, 2},
     {"gpu_l2p", "l2p", &LaplaceGpuKernels::l2p, {GPUFMM_STRATEGY_TPT, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPB}, 3},
     {"gpu_p2p", "p2p", &LaplaceGpuKernels::p2p, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_TPT}, 2},
@@ -46,6 +48,8 @@ const char* kernel_name(gpufmm_laplace_strategy_t k) {
     case GPUFMM_STRATEGY_GPB: return "gpb";
     case GPUFMM_STRATEGY_GRP: return "grp";
     case GPUFMM_STRATEGY_TPT: return "tpt";
+    case GPUFMM_STRATEGY_GEMM: return "gemm";
+    case GPUFMM_STRATEGY_AUTO: return "auto";
   }
   return "?";
 }
@@ -151,6 +155,7 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
     else if (key == "work") on_off(k.work_smem, "global", "smem");
     else if (key == "bpb_slots") count(k.bpb_slots, 0);
     else if (key == "m2l_group") count(k.m2l_group, 1);
+    else if (key == "m2l_gemm_mb") count(k.m2l_gemm_mb, 1);
     else if (key == "m2l_lanes") {
       if (val == "4" || val == "8") k.m2l_lanes = val[0] - '0';
       else ok = false;
@@ -177,6 +182,7 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   if (k.m2l_group) s += ",m2l_group=" + std::to_string(k.m2l_group);
   if (k.m2l_lanes) s += ",m2l_lanes=" + std::to_string(k.m2l_lanes);
   if (k.m2l_threads) s += ",m2l_threads=" + std::to_string(k.m2l_threads);
+  if (k.m2l_gemm_mb) s += ",m2l_gemm_mb=" + std::to_string(k.m2l_gemm_mb);
   s += ",p2p_mutual_lanes=" + std::to_string(k.p2p_mutual_lanes);
   return s;
 }

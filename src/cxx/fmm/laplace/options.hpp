@@ -26,8 +26,12 @@ namespace fmm {
 //          level); WPB warp per receiver box; BPB block per receiver box,
 //          cooperative RCR, level by level; GRP every level in one launch,
 //          block per group of receivers, entries of one class 8 at a time
-//          as lane vectors (the default; beyond the shared memory it needs,
-//          BPB)
+//          as lane vectors; GEMM every level at once as dense products, one
+//          per operator class and group of receivers, on cuBLAS (the
+//          operators built by the GRP kernel: m2l_gemm.cuh); AUTO (the
+//          default) GEMM where p <= 24 and its operators take at most
+//          1/32 of the device's memory, else GRP. GRP and GEMM need GRP's
+//          work vectors in shared memory; beyond, BPB
 //   l2l  : TPB thread per child; BPB cooperative RCR (the default)
 //   l2p  : TPB thread per leaf box; TPT thread per target (the default);
 //          BPB block per leaf box, L_b in shared memory
@@ -56,9 +60,12 @@ namespace fmm {
 //               or 4 (blocks of 8, 4 or 2 warps)
 //   m2l_threads threads per block of the grouped M2L, 256, 320, 384 or 512
 //               (0: the fewest that hold p^2, 512 beyond)
+//   m2l_gemm_mb m2l = GEMM: MB of each of its two buffers (the gathered
+//               multipoles and the products), which bounds the entries of
+//               one chunk (0: 1024, at most 1/32 of the device's memory)
 struct LaplaceGpuKernels {
   // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
-  gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_BPB, m2l = GPUFMM_STRATEGY_GRP,
+  gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_BPB, m2l = GPUFMM_STRATEGY_AUTO,
                           l2l = GPUFMM_STRATEGY_BPB, l2p = GPUFMM_STRATEGY_TPT, p2p = GPUFMM_STRATEGY_BPB;
   int p2p_mutual = -1;  // -1 automatic, 0 off, 1 on
   bool overlap = true;
@@ -69,12 +76,13 @@ struct LaplaceGpuKernels {
   int m2l_group = 0;
   int m2l_lanes = 0;
   int m2l_threads = 0;
+  int m2l_gemm_mb = 0;
   int p2p_mutual_lanes = 4;
   bool operator==(const LaplaceGpuKernels& o) const {
     return p2m == o.p2m && m2m == o.m2m && m2l == o.m2l && l2l == o.l2l && l2p == o.l2p && p2p == o.p2p &&
            p2p_mutual == o.p2p_mutual && overlap == o.overlap && graph == o.graph && p2m_warps == o.p2m_warps && work_smem == o.work_smem &&
            bpb_slots == o.bpb_slots && m2l_group == o.m2l_group && m2l_lanes == o.m2l_lanes &&
-           m2l_threads == o.m2l_threads && p2p_mutual_lanes == o.p2p_mutual_lanes;
+           m2l_threads == o.m2l_threads && m2l_gemm_mb == o.m2l_gemm_mb && p2p_mutual_lanes == o.p2p_mutual_lanes;
   }
 };
 
@@ -122,7 +130,7 @@ void set_gpu_strategies(LaplaceGpuKernels& k, const int (&values)[kNumGpuStages]
 
 // Parses "p2p=bpb,m2l=tpb,..." (keys p2m m2m m2l l2l l2p p2p p2p_mutual
 // overlap graph work p2m_warps bpb_slots m2l_group m2l_lanes m2l_threads
-// p2p_mutual_lanes; values as laplace_gpu_kernels_string writes them) into k. Returns false, leaving the
+// m2l_gemm_mb p2p_mutual_lanes; values as laplace_gpu_kernels_string writes them) into k. Returns false, leaving the
 // fields it did not understand as they were, when something was not
 // understood.
 bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k);

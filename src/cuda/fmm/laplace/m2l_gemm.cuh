@@ -1,0 +1,76 @@
+// M2L as dense products (m2l=gemm): the translations of one operator class
+// share one linear map of the p'^2 multipole coefficients to the p'^2 local
+// ones (the expansions are scaled to their boxes, so the class alone fixes
+// it), so a class's translations are one product T_c [M_1 .. M_n], a GEMM
+// that cuBLAS runs on the FP64 tensor cores (DMMA) in double.
+//
+// Why: the grouped kernel (m2l_group.cuh) does the RCR steps of 8
+// translations at a time at ~17 % of the SM's issue rate, latency bound
+// (docs/laplace_gpu.md). The dense map costs p'^4 multiply-adds per
+// translation against ~(8/3) p'^3 for RCR, but at the tensor cores' rate.
+//
+// Plan (m2l_gemm_build, m2l_gemm.cu):
+//  - the entries: build_m2l_groups with groups as large as the buffers
+//    allow (M2LGemm::gsize consecutive receivers, of any levels: a
+//    class's translations of every level are one product), i.e. per group
+//    its entries sorted by class into segments; a chunk is a run of groups
+//    whose entries fit the buffers;
+//  - T_c of every class that a segment names, built by running the grouped
+//    kernel itself on unit multipoles (so no formula is repeated: the
+//    columns of T_c are k_m2l_group's translations of e_1 .. e_{p'^2}),
+//    packed p'^2 x p'^2, column-major;
+//  - per receiver its entries in class order (a CSR), for the sums.
+// Evaluate (m2l_gemm_run), per chunk: gather the sources' multipoles
+// (segment after segment) into a buffer, one grouped cuBLAS call (a product
+// per segment), then per receiver add its products in class order to L.
+// Deterministic: no atomics; the order of the sums is fixed by the plan.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "cuda/fmm/laplace/m2l_group.cuh"
+
+namespace gpufmm {
+namespace fmm {
+namespace cuda {
+
+// A run of consecutive groups: entries [e0, e1), segments [s0, s1),
+// receivers [r0, r1) (global box indices).
+struct M2LGemmChunk {
+  int64_t e0 = 0, e1 = 0;
+  int32_t s0 = 0, s1 = 0;
+  int64_t r0 = 0, r1 = 0;
+};
+
+struct M2LGemm {
+  bool built = false;
+  int gsize = 0;     // receivers per group (consecutive global indices)
+  DevM2LGroups grp;  // entries sorted by (group, class)
+  int64_t nent = 0;
+  // Receiver r's entries: rcv_ent[rcv_off[r] .. rcv_off[r + 1]), each
+  // (p'^2 << 32) | position in grp.ent, in class order.
+  const int32_t* rcv_off = nullptr;
+  const uint64_t* rcv_ent = nullptr;
+  const void* ops = nullptr;  // the packed T_c (the plan's precision)
+  // Per segment: the grouped cuBLAS call's arrays (host: sizes, device:
+  // pointers to T_c, the gathered multipoles and the products in the
+  // buffers).
+  std::vector<int> seg_np, seg_n, ones, ldp;
+  std::vector<cublasOperation_t> op_n;
+  std::vector<double> one_d, zero_d;
+  std::vector<float> one_f, zero_f;
+  const void** dA = nullptr;
+  const void** dB = nullptr;
+  void** dC = nullptr;
+  std::vector<M2LGemmChunk> chunks;
+  void *buf_m = nullptr, *buf_l = nullptr;  // [max chunk entries * p^2] each
+  cublasHandle_t handle = nullptr;
+  size_t ops_bytes = 0;
+};
+
+}  // namespace cuda
+}  // namespace fmm
+}  // namespace gpufmm
