@@ -6,12 +6,13 @@
 // the project (docs/performance.md says how), and both are run side by side:
 //
 //   bench_fmm3d_api [--dists uniform,plummer,...] [--n 1e6] [--eps 1e-6]
-//                   [--repeat 3] [--csv PATH]
+//                   [--repeat 3] [--samples 200] [--csv PATH]
 //
 // Per row: the first call (the drop-in plans there; FMM3D always does), the
 // fastest of the repeats (the drop-in then reuses its cached plan), and the
-// relative L2 errors of potential and gradient at 200 sampled sources
-// against a direct sum in double (kernel 1/(4 pi r), FMM3D's).
+// relative L2 errors of potential and gradient at --samples sources (every
+// n / samples-th of the generated order) against a direct sum in double
+// (kernel 1/(4 pi r), FMM3D's).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   const int64_t n = int64_t(std::strtod(option(argc, argv, "--n", "1e6").c_str(), nullptr));
   const double eps = std::strtod(option(argc, argv, "--eps", "1e-6").c_str(), nullptr);
   const int repeat = std::max(1, std::atoi(option(argc, argv, "--repeat", "3").c_str()));
+  const int64_t samples = std::max<int64_t>(1, std::atoll(option(argc, argv, "--samples", "200").c_str()));
   const std::string csv_path = option(argc, argv, "--csv", "");
   if (n < 1 || !(eps > 0 && eps < 1)) {
     std::fprintf(stderr, "usage: bench_fmm3d_api [--dists D,..] [--n N >= 1] [--eps E in (0,1)] [--repeat R] [--csv PATH]\n");
@@ -88,8 +90,8 @@ int main(int argc, char** argv) {
       if (k == 0) first = t;
       best = std::min(best, t);
     }
-    // Direct sum at 200 sampled sources (no self term), 1/(4 pi r).
-    const int64_t m = std::min<int64_t>(200, n);
+    // Direct sum at the sampled sources (no self term), 1/(4 pi r).
+    const int64_t m = std::min<int64_t>(samples, n);
     double ep = 0, np = 0, eg = 0, ng = 0;
     for (int64_t s = 0; s < m; ++s) {
       const int64_t i = s * n / m;
