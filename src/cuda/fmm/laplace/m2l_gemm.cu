@@ -346,6 +346,7 @@ template <class T>
 void m2l_gemm_run(GpuData& G, int p, const T* M, T* L, uint8_t* has_local, cudaStream_t s) {
   M2LGemm& g = G.gemm;
   require(g.built, GPUFMM_ERROR_INTERNAL, "laplace: m2l=gemm without its plan data");
+  if (g.chunks.empty()) return;  // no M2L entry (and no cuBLAS handle)
   const int64_t p2 = int64_t(p) * p;
   const int32_t* op_p = std::is_same<T, float>::value ? G.tab_f.op_p : G.tab_d.op_p;
   GPUFMM_CUBLAS_CHECK(cublasSetStream(g.handle, s));
