@@ -3,10 +3,11 @@
 # several GPUs (the experiments of papers/001 section 4): weak scaling at
 # PER_GPU points per GPU and strong scaling at STRONG points, on 1, 2, 4, ...
 # GPUs, Coulomb and Yukawa (kappa 0.5), potential and gradient, uniform
-# points, sources = targets, the paper's parameters (theta 0.8, degree 8,
-# or THETA and DEGREE; leaves and batches of LEAF points; TYPE pc, cp or cc,
-# default the paper's pc), errors of 5-6 digits at theta 0.8 (THETA=0.7
-# for ~1e-6; checked at 100 targets against the direct sum on every run).
+# points, sources = targets, the paper's theta 0.8 and degree 8 (or THETA
+# and DEGREE); leaves and batches of LEAF points (default 500; the paper's
+# runs use LEAF=4000); TYPE pc, cp or cc, default the paper's pc; errors of
+# 5-6 digits at theta 0.8 (THETA=0.7 for ~1e-6; checked at 100 targets
+# against the direct sum on every run).
 #
 #   bench/treecode_mpi_gpus.sh BENCH OUTDIR [GPU counts, default "1 2 4"]
 #
