@@ -542,6 +542,42 @@ TEST_F(CudaLaplaceFmm, MutualNearFieldMatchesBpb) {
   }
 }
 
+// p2p_mutual=auto at a forced uniform depth (L = 4, 4096 leaves, passes of
+// more than 4 leaf pairs per SM): 400000 uniform points take the mutual
+// near field (bits unlike BpB's; tail x SMs / work ~ 0.1 on 132 SMs); the
+// same points with a dense ball of 40000 inside one leaf do not (~ 100), as its passes would wait on that leaf's blocks
+// (nf::mutual_is_balanced): the bits are BpB's (p2p_mutual=off). Both
+// agree with p2p_mutual=on to rounding.
+TEST_F(CudaLaplaceFmm, MutualNearFieldAutoSkipsUnbalancedLeaves) {
+  const int64_t nu = 400000, nball = 40000;
+  const auto uni = gpufmm_test::make_points(Dist::Uniform, nu, 111);
+  auto ball = uni;
+  const auto off = randu(112, 3 * nball, -0.01, 0.01);
+  for (int64_t i = 0; i < 3 * nball; ++i) ball.push_back(0.53125 + off[size_t(i)]);
+  for (bool balanced : {true, false}) {
+    SCOPED_TRACE(balanced ? "uniform" : "uniform + dense ball");
+    const auto& src = balanced ? uni : ball;
+    const int64_t n = int64_t(src.size() / 3);
+    const auto q = randu(113, n, -1, 1);
+    const auto o = options(1e-6, GPUFMM_FLOAT64, 10, 4);
+    Result r[3];
+    const char* ks[3] = {"", "p2p_mutual=off", "p2p_mutual=on"};
+    for (int k = 0; k < 3; ++k) {
+      kernels = ks[k];
+      fmm(gpu, o, src, nullptr, q.data(), nullptr, r[k]);
+    }
+    kernels.clear();
+    if (balanced) {
+      EXPECT_NE(r[0].pot, r[1].pot) << "the mutual near field did not run on uniform points";
+    } else {
+      EXPECT_EQ(r[0].pot, r[1].pot) << "the mutual near field ran on unbalanced leaves";
+      EXPECT_EQ(r[0].grad, r[1].grad);
+    }
+    EXPECT_LE(rel_l2(r[0].pot, r[2].pot), 1e-12);
+    EXPECT_LE(rel_l2(r[0].grad, r[2].grad), 1e-12);
+  }
+}
+
 // Degenerate sizes: one source, shallow trees, dipoles only, potential only.
 TEST_F(CudaLaplaceFmm, SmallAndShallow) {
   for (int64_t n : {1, 2, 50, 700}) {

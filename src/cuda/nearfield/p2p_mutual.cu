@@ -31,10 +31,14 @@ __device__ __forceinline__ int mutual_pass(const DevSet& R, int32_t a, int32_t c
   return 1 + 2 * (idx - 14) + (ia[axis] & 1);
 }
 
-// kFill false: counts per pass (count[kMutualPasses]: a row naming a
-// non-adjacent leaf); true: the pairs at mp.offset[pass] + a slot taken
-// from count[pass] (the order within a pass does not matter: its blocks
-// write disjoint leaves).
+// count[]: the pairs per pass, then a row naming a non-adjacent leaf, then
+// the largest block per pass, then the work of all blocks (MutualPasses).
+constexpr int kCountNonAdjacent = kMutualPasses, kCountLargest = kMutualPasses + 1,
+              kCountWork = 2 * kMutualPasses + 1, kCounts = 2 * kMutualPasses + 2;
+
+// kFill false: the counts above; true: the pairs at mp.offset[pass] + a
+// slot taken from count[pass] (the order within a pass does not matter: its
+// blocks write disjoint leaves).
 template <bool kFill>
 __global__ void k_mutual_pairs(int64_t b0, int64_t nb, DevSet R, DevList nbl, unsigned long long* __restrict__ count,
                                MutualPasses mp) {
@@ -43,10 +47,17 @@ __global__ void k_mutual_pairs(int64_t b0, int64_t nb, DevSet R, DevList nbl, un
     for (int64_t e = nbl.offsets[a]; e < nbl.offsets[a + 1]; ++e) {
       const int32_t c = nbl.index[e];
       const int k = mutual_pass(R, a, c);
-      if (k == -2 && !kFill) atomicAdd(&count[kMutualPasses], 1ull);
+      if (k == -2 && !kFill) atomicAdd(&count[kCountNonAdjacent], 1ull);
       if (k < 0) continue;
       const unsigned long long slot = atomicAdd(&count[k], 1ull);
-      if (kFill) mp.pairs[mp.offset[k] + int64_t(slot)] = make_int2(a, c);
+      if (kFill) {
+        mp.pairs[mp.offset[k] + int64_t(slot)] = make_int2(a, c);
+      } else {
+        const unsigned long long w = (unsigned long long)(R.point_end[a] - R.point_begin[a]) *
+                                     (unsigned long long)(R.point_end[c] - R.point_begin[c]);
+        atomicMax(&count[kCountLargest + k], w);
+        atomicAdd(&count[kCountWork], w);
+      }
     }
   }
 }
@@ -61,19 +72,23 @@ MutualPasses build_mutual_passes(Context& ctx, cudaStream_t s0, int64_t b0, int6
   if (nb <= 0) return mp;
   gpufmm::cuda::TempStorage tmp(ctx, what);
   unsigned long long* count = nullptr;
-  tmp.add(count, kMutualPasses + 1);
+  tmp.add(count, kCounts);
   tmp.allocate();
-  GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, (kMutualPasses + 1) * sizeof(unsigned long long), s0));
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, kCounts * sizeof(unsigned long long), s0));
   k_mutual_pairs<false><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, mp);
   check_launch("mutual P2P pair count kernel");
-  unsigned long long h[kMutualPasses + 1];
+  unsigned long long h[kCounts];
   GPUFMM_CUDA_CHECK(cudaMemcpyAsync(h, count, sizeof h, cudaMemcpyDeviceToHost, s0));
   GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
-  if (h[kMutualPasses] != 0) return mp;  // not a grid of neighbours
-  for (int k = 0; k < kMutualPasses; ++k) mp.offset[k + 1] = mp.offset[k] + int64_t(h[k]);
+  if (h[kCountNonAdjacent] != 0) return mp;  // not a grid of neighbours
+  for (int k = 0; k < kMutualPasses; ++k) {
+    mp.offset[k + 1] = mp.offset[k] + int64_t(h[k]);
+    mp.tail += double(h[kCountLargest + k]);
+  }
+  mp.work = double(h[kCountWork]);
   if (mp.offset[kMutualPasses] == 0) return MutualPasses{};
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, kMutualPasses * sizeof(unsigned long long), s0));
   mp.pairs = static_cast<int2*>(alloc(sizeof(int2) * size_t(mp.offset[kMutualPasses]), what));
-  GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, (kMutualPasses + 1) * sizeof(unsigned long long), s0));
   k_mutual_pairs<true><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, mp);
   check_launch("mutual P2P pair fill kernel");
   return mp;

@@ -51,10 +51,32 @@ constexpr int kMutualPasses = 27;
 // The leaf pairs of the passes: device pairs (A, B), pass after pass,
 // pass k at [offset[k], offset[k + 1]) (host offsets). pairs == nullptr:
 // none built (the level is not a grid of neighbours, or nothing to pair).
+// A block sums one pair, |A| |B| point pairs (|A|^2 for pass 0); work is
+// their sum over all blocks, tail the sum over the passes of each pass's
+// largest. Every pass waits for its largest block, so leaves of very
+// different sizes (clustered points at a uniform depth) leave the device
+// idle behind one block per pass (mutual_is_balanced).
 struct MutualPasses {
   int2* pairs = nullptr;
   int64_t offset[kMutualPasses + 1] = {};
+  double work = 0;
+  double tail = 0;
 };
+
+// Whether the passes keep a device of `sms` multiprocessors busy: the
+// passes' largest blocks, each given a multiprocessor's share of the
+// device's rate, take at most kMutualMaxTail of the time of all the work
+// spread over the device (tail sms <= kMutualMaxTail work). Estimated from
+// the leaves' counts at N = 1e6 (docs/laplace_gpu.md "Mutual P2P"):
+// uniform points at L = 4 have tail sms / work = 0.10 (132 SMs; the mutual
+// P2P alone as fast as BpB, the evaluate 13-18 % faster beside the far
+// field), at 1e7 and L = 5 0.01; two clusters at a uniform L = 8 have
+// 0.97 and L = 7 6.2, where the mutual P2P ran 2.5x and 10.7x slower
+// than BpB (NVIDIA H200).
+constexpr double kMutualMaxTail = 0.25;
+inline bool mutual_is_balanced(const MutualPasses& mp, int sms) {
+  return mp.tail * double(sms) <= kMutualMaxTail * mp.work;
+}
 
 // The passes of leaves [b0, b0 + nb) of R (keys: Morton codes of one level),
 // from their neighbour rows `list` (symmetric, each row holding the leaf

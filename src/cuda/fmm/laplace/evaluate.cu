@@ -260,13 +260,15 @@ struct Eval {
   // kMutualMinBlocksPerSm blocks per SM (NVIDIA H200, uniform points: plans
   // of L = 3, about 1 block per SM and pass, evaluated 20-54 % slower than
   // with BpB at eps 1e-3 .. 1e-6; L = 4 and 5, 12 and more blocks, 0-15 %
-  // faster; docs/laplace_gpu.md "Mutual P2P").
+  // faster; docs/laplace_gpu.md "Mutual P2P") and its passes are not held
+  // up by their largest blocks (nf::mutual_is_balanced).
   static constexpr int kMutualMinBlocksPerSm = 4;
   bool mutual_near_field() const {
     if (G.mutual.pairs == nullptr || G.k.p2p != GPUFMM_STRATEGY_BPB || G.k.p2p_mutual == 0) return false;
     if (G.k.p2p_mutual > 0) return true;
     const int64_t pairs = G.mutual.offset[nf::kMutualPasses] - G.mutual.offset[1];
-    return pairs >= int64_t(nf::kMutualPasses - 1) * kMutualMinBlocksPerSm * G.sms;
+    return pairs >= int64_t(nf::kMutualPasses - 1) * kMutualMinBlocksPerSm * G.sms &&
+           nf::mutual_is_balanced(G.mutual, G.sms);
   }
 
   // kH: the Hessian into hess as well (either schedule; an adaptive plan's
