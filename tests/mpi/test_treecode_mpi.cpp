@@ -295,15 +295,20 @@ void check_accuracy(gpufmm_context_t ctx, gpufmm_test::Dist d, int type, bool sa
   finish_test();
 }
 
-// 5. On 2 ranks (RCB halves of uniform points in a cube) the error at every
-//    target is that of one process on the same points, within 1.3 times
-//    (measured 0.95-1.0 on four seeds; 2.2-2.4 times when each rank's tree
-//    cube was centred on its half, which cut it into clusters of aspect 2 at
-//    every level). Fixed theta 0.7, degree 6, leaves and batches of 200.
-void check_two_ranks_error(gpufmm_context_t ctx) {
-  if (size != 2) return;
+// 5. On 2 ranks (RCB halves of uniform points in a cube) and on 4 (columns
+//    of a quarter of the cube's section) the error at every target is that
+//    of one process on the same points, within 1.2 times. Measured: 2 ranks
+//    0.95-1.0, 4 ranks 0.96-1.06 (fresh seeds). 2 ranks gave 2.2-2.4 times
+//    when each rank's tree cube was centred on its half, which cut it into
+//    clusters of aspect 2 at every level; 4 ranks gave 1.18-1.47 times
+//    before the MAC's radius covered elongated boxes (treecode/geometry.hpp:
+//    a column's root, 0.5 x 1 x 0.5, passed the MAC with a larger error).
+//    Fixed theta 0.7, degree 6, leaves and batches of 200.
+void check_ranks_error(gpufmm_context_t ctx) {
+  if (size != 2 && size != 4) return;
   const uint64_t seed = shared_seed();
-  test_name = "2 ranks: the error of one process on the same points (seed " + std::to_string(seed) + ")";
+  test_name = std::to_string(size) + " ranks: the error of one process on the same points (seed " +
+              std::to_string(seed) + ")";
   const Problem p = make_problem(gpufmm_test::Dist::Uniform, 20000, -1, seed);
   gpufmm_treecode_options_t o;
   gpufmm_treecode_options_init(&o);
@@ -322,10 +327,10 @@ void check_two_ranks_error(gpufmm_context_t ctx) {
     gpufmm_treecode_plan_destroy(sp);
   }
   const double e_mpi = rel_l2(r.pot, pot), e_one = rel_l2(one, pot);
-  if (rank == 0) std::printf("  2 ranks: potential error %.3e, one process %.3e\n", e_mpi, e_one);
+  if (rank == 0) std::printf("  %d ranks: potential error %.3e, one process %.3e\n", size, e_mpi, e_one);
   char msg[120];
-  std::snprintf(msg, sizeof msg, "the 2-rank error %.3e exceeds 1.3 times one process's %.3e", e_mpi, e_one);
-  expect(e_mpi <= 1.3 * e_one, msg);
+  std::snprintf(msg, sizeof msg, "the %d-rank error %.3e exceeds 1.2 times one process's %.3e", size, e_mpi, e_one);
+  expect(e_mpi <= 1.2 * e_one, msg);
   finish_test();
 }
 
@@ -575,7 +580,7 @@ int main(int argc, char** argv) {
   check_equal_by_rank(ctx, Dist::Uniform, GPUFMM_TREECODE_PC, false, GPUFMM_FLOAT64, true);
   check_accuracy(ctx, Dist::Uniform, GPUFMM_TREECODE_PC, true, 1e-4);
   check_accuracy(ctx, Dist::Plummer, GPUFMM_TREECODE_CC, false, 1e-3);
-  check_two_ranks_error(ctx);
+  check_ranks_error(ctx);
   check_let_of_slabs(ctx);
   check_zero_point_ranks(ctx);
   check_reuse(ctx);
