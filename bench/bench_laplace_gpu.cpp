@@ -13,7 +13,9 @@
 //
 // --lmax forces the depths listed (default: the plan's cost model); --kernels
 // runs every case once per kernel-strategy string (';'-separated; keys and
-// values of fmm::laplace_gpu_parse_kernels, e.g. "m2l=bpb,p2p=tpt,m2l_group=4").
+// values of fmm::laplace_gpu_parse_kernels, e.g. "m2l=bpb,p2p=tpt,m2l_group=4",
+// and the plan keys tree=, s_max=, v_direct= and cost= of
+// tests/common/laplace_kernels.hpp).
 //
 // Then, at N = 1e6 (uniform, double, eps 1e-6), every stage with each of its
 // kernel strategies (options.gpu_*, docs/laplace_gpu.md).
@@ -140,10 +142,12 @@ Row run(Case& c, const std::string& dist, int precision, double eps, int repeat,
 
 void print(const Row& r, FILE* csv) {
   const auto& i = r.info;
-  std::printf("%-9s %-6s %9lld %7.0e %3d %2d | %8.2f %8.2f %8.2f | %7.2f %7.2f %7.2f %7.2f %7.2f | %8.1e %8.1e | %s\n",
+  std::printf("%-9s %-6s %9lld %7.0e %3d %2d | %8.2f %8.2f %8.2f | %7.2f %7.2f %7.2f %7.2f %7.2f | %8.1e %8.1e | %8lld "
+              "%8.2e | %s\n",
               r.dist.c_str(), r.precision.c_str(), r.n, r.eps, r.p, r.l_max, r.plan * 1e3, r.eval * 1e3,
               r.eval_host * 1e3, i.t_p2m * 1e3, i.t_upward * 1e3, i.t_downward * 1e3, i.t_l2p * 1e3,
-              i.t_p2p * 1e3, r.err_pot, r.err_grad, r.kernels.c_str());
+              i.t_p2p * 1e3, r.err_pot, r.err_grad, (long long)i.m2l_translations, double(i.p2p_pairs),
+              r.kernels.c_str());
   std::fflush(stdout);
   if (csv)
     std::fprintf(csv, "%s,%s,%lld,%g,%d,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.3e,%lld,%lld,\"%s\"\n",
@@ -153,9 +157,9 @@ void print(const Row& r, FILE* csv) {
 }
 
 void header() {
-  std::printf("%-9s %-6s %9s %7s %3s %2s | %8s %8s %8s | %7s %7s %7s %7s %7s | %8s %8s | %s\n", "dist", "prec", "N",
-              "eps", "p", "L", "plan ms", "eval ms", "host ms", "P2M", "M2M", "down", "L2P", "P2P", "err pot",
-              "err grad", "kernels");
+  std::printf("%-9s %-6s %9s %7s %3s %2s | %8s %8s %8s | %7s %7s %7s %7s %7s | %8s %8s | %8s %8s | %s\n", "dist",
+              "prec", "N", "eps", "p", "L", "plan ms", "eval ms", "host ms", "P2M", "M2M", "down", "L2P", "P2P",
+              "err pot", "err grad", "M2L", "P2P prs", "kernels");
 }
 
 }  // namespace

@@ -38,12 +38,16 @@ inline std::string adaptive_seed_note() {
 constexpr Dist kAdaptiveDists[] = {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer, Dist::Clusters, Dist::Patch};
 
 // Plans p on c with an adaptive tree (s_max; direct_max: the options'
-// adaptive_direct_max, 0 sends every W and X box through M2P and P2L) and
+// adaptive_direct_max, 0 sends every W and X box through M2P and P2L and
+// every same-level translation through M2L: adaptive_v_direct 0) and
 // evaluates it into out (nd densities; the Hessian when out has room).
-// l2p: the GPU's L2P strategy (TPT by leaf level, BPB, TPB level by level).
+// l2p: the GPU's L2P strategy (TPT by leaf level, BPB, TPB level by level);
+// cost: the cost constants (which same-level translations go to the direct
+// sum) instead of the backend's; v_direct >= 0: adaptive_v_direct.
 inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(
     gpufmm::Context& c, const NdProblem& p, double eps, gpufmm_dtype_t precision, int s_max, int64_t direct_max,
-    NdOutputs& out, gpufmm_laplace_strategy_t l2p = GPUFMM_STRATEGY_TPT) {
+    NdOutputs& out, gpufmm_laplace_strategy_t l2p = GPUFMM_STRATEGY_TPT,
+    const gpufmm::fmm::LaplaceCostConstants* cost = nullptr, double v_direct = -1) {
   gpufmm::fmm::LaplaceOptions o;
   o.gpu.l2p = l2p;
   o.eps = eps;
@@ -51,6 +55,9 @@ inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(
   o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
   o.s_max = s_max;
   o.adaptive_direct_max = direct_max;
+  if (direct_max == 0) o.adaptive_v_direct = 0;
+  if (v_direct >= 0) o.adaptive_v_direct = v_direct;
+  if (cost) o.cost = *cost;
   auto plan = gpufmm::fmm::laplace_plan_create(c, o, p.ns, p.src.data(), p.nt, p.targets());
   gpufmm::fmm::LaplaceEvalArgs a;
   a.nd = p.nd;

@@ -15,6 +15,7 @@
 
 #include "common/hessian_check.hpp"
 #include "common/laplace_adaptive_check.hpp"
+#include "common/laplace_kernels.hpp"
 #include "gpufmm.h"
 
 namespace gpufmm_test {
@@ -30,6 +31,9 @@ struct CalibrationCase {
   double eps = 1e-6;
   int precision = GPUFMM_FLOAT64;
   int64_t n = 8000;
+  // >= 0: LaplaceOptions::adaptive_v_direct (the share of the same-level
+  // translations summed directly instead; 0: none), else the library's.
+  double v_direct = -1;
   std::string name() const {
     char b[160];
     std::snprintf(b, sizeof b, "%s %s %s%s %s eps=%.0e n=%lld", dist_name(dist), same ? "same" : "distinct",
@@ -105,7 +109,8 @@ inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_conte
   o.s_max = s_max;
   o.densities = case_densities(c);
   gpufmm_laplace_plan_t plan = nullptr;
-  r.status = gpufmm_laplace_plan_create(ctx, &o, p.ns, p.src.data(), p.nt, p.targets(), &plan);
+  const std::string keys = c.v_direct >= 0 ? "v_direct=" + std::to_string(c.v_direct) : "";
+  r.status = laplace_plan_create_kernels(ctx, &o, keys.c_str(), p.ns, p.src.data(), p.nt, p.targets(), &plan);
   if (r.status != GPUFMM_SUCCESS) return r;
   NdOutputs out(p, false);
   r.status = gpufmm_laplace_evaluate(plan, p.charges(), p.dipoles(), out.pot.data(), out.grad.data());

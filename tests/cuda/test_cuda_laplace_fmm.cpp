@@ -441,9 +441,11 @@ TEST_F(CudaLaplaceFmm, GemmM2LMatchesCpu) {
       EXPECT_EQ(r[0].grad, r[2].grad);
       EXPECT_NE(r[0].grad, grp.grad) << "the dense products did not run";
       // The adaptive plans of the two backends send different W and X boxes
-      // to the direct sum (adaptive_direct_max), so there they agree to the
-      // FMM's error only; the grouped kernel on the same plan to rounding.
-      const double tol = dbl ? 1e-12 : 2e-5, tol_cpu = c.adaptive ? (dbl ? 1e-6 : 1e-4) : tol;
+      // and same-level translations to the direct sum (adaptive_direct_max,
+      // adaptive_v_direct), so there they agree to the FMM's error only: each
+      // within eps of the direct sum, so within 2 eps of each other; the
+      // grouped kernel on the same plan to rounding.
+      const double tol = dbl ? 1e-12 : 2e-5, tol_cpu = c.adaptive ? (dbl ? 2e-6 : 1e-4) : tol;
       EXPECT_LE(rel_l2(r[0].pot, cp.pot), tol_cpu);
       EXPECT_LE(rel_l2(r[0].grad, cp.grad), tol_cpu);
       EXPECT_LE(rel_l2(r[0].pot, grp.pot), tol);

@@ -3,7 +3,11 @@
 //    once by U, W, X and the same-level lists (V: standard M2L, or type 1
 //    and type 2 of the modified stencil, through the receiver's ancestors),
 //    counted pair by pair, for uniform, ellipsoid, Plummer, two-cluster and
-//    refined-patch points, sources = targets and distinct, both stencils;
+//    refined-patch points, sources = targets and distinct, both stencils,
+//    with none, some or most same-level translations moved to the direct
+//    sum (adaptive_v_direct 0, 0.1, 1);
+//  * every translation moved to the direct sum: the direct sum's results
+//    (the moved pairs as the near field sums them, 1e-13 in double);
 //  * accuracy: potential and gradient within eps of the double direct sum
 //    for eps 1e-3, 1e-6, 1e-9 (double) and 1e-3, 1e-5 (float), every
 //    distribution, charges / dipoles / both, sources = targets and distinct;
@@ -45,7 +49,7 @@ void add_leaves(const tree::PointSet& S, int32_t b, std::vector<int>& count) {
   for (int32_t c = S.child_offset[b]; c < S.child_offset[b + 1]; ++c) add_leaves(S, c, count);
 }
 
-void check_cover(Dist dist, bool same, bool modified, uint64_t seed) {
+void check_cover(Dist dist, bool same, bool modified, double v_direct, uint64_t seed) {
   const int64_t ns = 2500, nt = same ? 0 : 1800;
   const auto src = make_points(dist, ns, seed);
   const auto trg = same ? std::vector<double>() : make_points(dist, nt, seed ^ 0x77u);
@@ -58,14 +62,21 @@ void check_cover(Dist dist, bool same, bool modified, uint64_t seed) {
   o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
   o.s_max = 6;
   o.stencil = modified ? GPUFMM_STENCIL_MODIFIED : GPUFMM_STENCIL_STANDARD;
+  o.adaptive_v_direct = v_direct;
   auto plan = fmm::laplace_plan_create(ctx, o, ns, src.data(), nt, same ? nullptr : trg.data());
   ASSERT_TRUE(plan->adaptive);
   const tree::PointSet& S = plan->tree->src;
   const tree::PointSet& R = plan->tree->receivers();
   const lists::AdaptiveLists& A = *plan->alists;
   const std::string what = std::string(dist_name(dist)) + (same ? " same" : " distinct") +
-                           (modified ? " modified" : " standard") + adaptive_seed_note();
+                           (modified ? " modified" : " standard") + " v_direct " + std::to_string(v_direct) +
+                           adaptive_seed_note();
   ASSERT_GE(plan->l_max, 4) << what;  // deep enough to have leaves at several levels
+  // Translations moved to the direct sum (the CPU's constants at p = 8: a
+  // translation costs ~290 pairs), and some left at 0.1 (~29 pairs).
+  if (v_direct == 0) EXPECT_EQ(A.v_moved, 0) << what;
+  if (v_direct > 0) EXPECT_GT(A.v_moved, 0) << what;
+  if (v_direct < 1) EXPECT_GT(plan->m2l_translations, 0) << what;
   int64_t w_entries = int64_t(A.w.size()), x_entries = int64_t(A.x.size());
   int64_t checked = 0;
   for (size_t r = 0; r < A.leaves.size(); ++r) {
@@ -102,9 +113,13 @@ void check_cover(Dist dist, bool same, bool modified, uint64_t seed) {
 
 TEST(LaplaceAdaptiveLists, EveryPairOnce) {
   int i = 0;
+  const double v_direct[3] = {0.0, 0.1, 1.0};
   for (Dist d : kAdaptiveDists)
     for (bool same : {true, false})
-      for (bool modified : {true, false}) check_cover(d, same, modified, adaptive_seed() + 10 * ++i);
+      for (bool modified : {true, false}) {
+        ++i;
+        check_cover(d, same, modified, v_direct[i % 3], adaptive_seed() + 10 * i);
+      }
 }
 
 // ------------------------------------------------------------------ accuracy
@@ -148,6 +163,31 @@ TEST(LaplaceAdaptiveFmm, FloatWithinEps) {
       EXPECT_LE(e.pot, eps) << what;
       EXPECT_LE(e.grad, eps) << what;
     }
+}
+
+// Every translation, W and X entry moved to the direct sum (adaptive_v_direct
+// and adaptive_direct_max beyond any box): the evaluate is the direct sum,
+// each target's pairs in the near field's order, so within rounding of it.
+TEST(LaplaceAdaptiveFmm, EverythingDirectIsTheDirectSum) {
+  CpuContext c;
+  int i = 0;
+  for (Dist d : {Dist::Plummer, Dist::Clusters, Dist::Patch}) {
+    ++i;
+    const NdProblem p = make_nd_problem(d, 5000, i % 2 ? 3000 : -1, 1, kBoth, adaptive_seed() + 500 + i);
+    NdOutputs out(p, false);
+    Context ctx;
+    auto plan = adaptive_evaluate(ctx, p, 1e-6, GPUFMM_FLOAT64, 20, int64_t(1) << 40, out, GPUFMM_STRATEGY_TPT,
+                                  nullptr, 1e20);
+    const std::string what = std::string(dist_name(d)) + adaptive_seed_note();
+    EXPECT_EQ(plan->m2l_translations, 0) << what;
+    EXPECT_GT(plan->alists->v_moved, 0) << what;
+    EXPECT_TRUE(plan->alists->w.empty() && plan->alists->x.empty()) << what;
+    EXPECT_EQ(plan->p2p_pairs, p.ns * p.nt) << what;  // self pairs included
+    const NdErrors e = nd_errors(c.ctx, p, out);
+    ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
+    EXPECT_LE(e.pot, 1e-13) << what;
+    EXPECT_LE(e.grad, 1e-13) << what;
+  }
 }
 
 // Every W and X box through M2P and P2L (none summed directly): within eps,

@@ -137,6 +137,21 @@ void walk_source_leaf(const BoxView& R, const Cell& a, const AdaptiveListOptions
   }
 }
 
+// A's U sizes: source-target pairs, the most sources of one row.
+void count_u(const BoxView& S, const BoxView& R, AdaptiveLists& A) {
+  const int64_t nl = int64_t(A.leaves.size());
+  int64_t u_pairs = 0, max_u = 0;
+#pragma omp parallel for schedule(static) reduction(+ : u_pairs) reduction(max : max_u) if (nl > 4096)
+  for (int64_t i = 0; i < nl; ++i) {
+    int64_t near = 0;
+    for (int64_t k = A.u_off[size_t(i)]; k < A.u_off[size_t(i) + 1]; ++k) near += S.points(A.u[size_t(k)]);
+    u_pairs += near * R.points(A.leaves[size_t(i)]);
+    max_u = std::max(max_u, near);
+  }
+  A.u_pairs = u_pairs;
+  A.max_u_sources = max_u;
+}
+
 }  // namespace
 
 AdaptiveLists build_adaptive(const BoxView& S, const BoxView& R, const AdaptiveListOptions& opt) {
@@ -230,9 +245,9 @@ AdaptiveLists build_adaptive(const BoxView& S, const BoxView& R, const AdaptiveL
   offsets_of(w_cnt, out.w_off, nl);
   out.u.resize(size_t(out.u_off[size_t(nl)]));
   out.w.resize(size_t(out.w_off[size_t(nl)]));
-  int64_t u_pairs = 0, max_u = 0, w_targets = 0;
+  int64_t w_targets = 0;
   if (any) {
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : u_pairs, w_targets) reduction(max : max_u)
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : w_targets)
     for (int64_t i = 0; i < nl; ++i) {
       const int32_t b = out.leaves[size_t(i)];
       int64_t ou = out.u_off[size_t(i)], ow = out.w_off[size_t(i)];
@@ -243,20 +258,73 @@ AdaptiveLists build_adaptive(const BoxView& S, const BoxView& R, const AdaptiveL
           out.w[size_t(ow++)] = c;
       });
       for (int64_t k = ua_off[size_t(i)]; k < ua_off[size_t(i) + 1]; ++k) out.u[size_t(ou++)] = ua[size_t(k)];
-      int64_t near = 0;
-      for (int64_t k = out.u_off[size_t(i)]; k < ou; ++k) near += S.points(out.u[size_t(k)]);
-      u_pairs += near * R.points(b);
-      max_u = std::max(max_u, near);
       w_targets += (out.w_off[size_t(i) + 1] - out.w_off[size_t(i)]) * R.points(b);
     }
   }
-  out.u_pairs = u_pairs;
-  out.max_u_sources = max_u;
+  count_u(S, R, out);
   out.w_targets = w_targets;
   int64_t xs = 0;
   for (int32_t a : out.x) xs += S.points(a);
   out.x_sources = xs;
   return out;
+}
+
+int64_t move_to_direct(const BoxView& S, const BoxView& R, HostLists& v, const DirectRule& direct, AdaptiveLists& A) {
+  const int64_t nl = int64_t(A.leaves.size()), nr = R.nboxes();
+  std::vector<int32_t> row_of(size_t(nr), -1);
+  for (int64_t i = 0; i < nl; ++i) row_of[size_t(A.leaves[size_t(i)])] = int32_t(i);
+  // The moved entries, (receiver box, source box), in list, row, entry order;
+  // the kept ones compacted in place.
+  std::vector<std::pair<int32_t, int32_t>> moved;
+  for (int k : {int(kM2L), int(kType1), int(kType2)}) {
+    HostList& l = v[size_t(k)];
+    if (!l.built || l.offsets.empty()) continue;
+    int64_t w = 0;
+    for (int64_t a = 0; a + 1 < int64_t(l.offsets.size()); ++a) {
+      const int64_t e0 = l.offsets[size_t(a)], e1 = l.offsets[size_t(a) + 1];
+      l.offsets[size_t(a)] = w;
+      for (int64_t e = e0; e < e1; ++e) {
+        const int32_t s = l.index[size_t(e)];
+        if (direct(R.points(a), S.points(s), l.cls[size_t(e)])) {
+          moved.emplace_back(int32_t(a), s);
+          continue;
+        }
+        l.index[size_t(w)] = s;
+        l.cls[size_t(w)] = l.cls[size_t(e)];
+        if (!l.eta.empty()) l.eta[size_t(w)] = l.eta[size_t(e)];
+        ++w;
+      }
+    }
+    l.offsets.back() = w;
+    l.index.resize(size_t(w));
+    l.cls.resize(size_t(w));
+    if (!l.eta.empty()) l.eta.resize(size_t(w));
+  }
+  // The U rows with the moved sources appended: counted, then filled.
+  std::vector<int64_t> cnt(static_cast<size_t>(nl), 0);
+  for (int64_t i = 0; i < nl; ++i) cnt[size_t(i)] = A.u_off[size_t(i) + 1] - A.u_off[size_t(i)];
+  int64_t pairs = 0;
+  for (const auto& m : moved) {
+    leaves_under(R, m.first, [&](int32_t leaf) { ++cnt[size_t(row_of[size_t(leaf)])]; });
+    pairs += R.points(m.first) * S.points(m.second);
+  }
+  std::vector<int64_t> off;
+  offsets_of(cnt, off, nl);
+  std::vector<int32_t> u(static_cast<size_t>(off[size_t(nl)]));
+  std::vector<int64_t> fill(static_cast<size_t>(nl));
+  for (int64_t i = 0; i < nl; ++i) {
+    const int64_t n = A.u_off[size_t(i) + 1] - A.u_off[size_t(i)];
+    std::copy_n(A.u.begin() + A.u_off[size_t(i)], n, u.begin() + off[size_t(i)]);
+    fill[size_t(i)] = off[size_t(i)] + n;
+  }
+  for (const auto& m : moved)
+    leaves_under(R, m.first, [&](int32_t leaf) { u[size_t(fill[size_t(row_of[size_t(leaf)])]++)] = m.second; });
+  A.u_off = std::move(off);
+  A.u = std::move(u);
+  A.v_moved += int64_t(moved.size());
+  A.v_pairs += pairs;
+  count_u(S, R, A);
+  return int64_t(moved.size());
 }
 
 }  // namespace lists

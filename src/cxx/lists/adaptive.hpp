@@ -36,11 +36,19 @@
 //    directly: cheaper than evaluating p^2 terms per target), and an X box
 //    with at most `p2p_max` targets gives A to the U rows of every receiver
 //    leaf under it.
+//
+// A third, after the walks (move_to_direct): a same-level translation
+// between boxes that hold few points (most leaves of a clustered tree hold
+// far fewer than s_max) costs more than the direct sum of its source-target
+// pairs; such an entry leaves its V row and its source box joins the U rows
+// of the receiver leaves under the row's box, which then sum it directly.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "lists/lists.hpp"
 #include "tree/tree.hpp"
 
 namespace gpufmm {
@@ -83,9 +91,23 @@ struct AdaptiveLists {
   int64_t u_pairs = 0, max_u_sources = 0;
   int64_t w_targets = 0;  // sum over W entries of the targets they are evaluated at
   int64_t x_sources = 0;  // sum over X entries of the sources they expand
+  // move_to_direct: same-level entries moved to U, and the source-target
+  // pairs they added to u_pairs.
+  int64_t v_moved = 0, v_pairs = 0;
 };
 
 AdaptiveLists build_adaptive(const BoxView& S, const BoxView& R, const AdaptiveListOptions& opt);
+
+// Moves the entries of the same-level lists in v (host copies; M2L, TYPE1,
+// TYPE2, those built) for which direct(targets, sources, class) is true -
+// targets: the points under the row's receiver box, sources: the entry's
+// source box's - out of their rows and into A's U rows: the source box to
+// the row of every receiver leaf under the receiver box, after the walks'
+// entries (in list, row, entry order). The rows of v keep their other
+// entries in order; A's U sizes, v_moved and v_pairs are counted again.
+// Every source-target pair stays covered exactly once. Returns v_moved.
+using DirectRule = std::function<bool(int64_t targets, int64_t sources, int32_t cls)>;
+int64_t move_to_direct(const BoxView& S, const BoxView& R, HostLists& v, const DirectRule& direct, AdaptiveLists& A);
 
 // The views of a host tree's sets.
 BoxView box_view(const tree::Tree& t, const tree::PointSet& s);

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+
+#include "core/context.hpp"
+#include "core/error.hpp"
 
 namespace gpufmm {
 namespace lists {
@@ -106,6 +110,20 @@ HostLists to_host(const tree::Tree& t, const Lists& l) {
     }
   }
   return h;
+}
+
+void overwrite(const tree::Tree& t, Lists& l, int k, const HostList& h) {
+  List& o = l.list[size_t(k)];
+  const int64_t nnz = int64_t(h.index.size());
+  if (!o.built || int64_t(h.offsets.size()) != o.rows + 1 || nnz > o.nnz ||
+      (k != kNeighbors && int64_t(h.cls.size()) != nnz))
+    throw Error(GPUFMM_ERROR_INTERNAL, "lists::overwrite: rows that do not fit list " + std::to_string(k));
+  backend_upload(t.ctx, o.offsets, h.offsets.data(), sizeof(int64_t) * h.offsets.size(), false);
+  if (nnz > 0) {
+    backend_upload(t.ctx, o.index, h.index.data(), sizeof(int32_t) * size_t(nnz), false);
+    if (k != kNeighbors) backend_upload(t.ctx, o.cls, h.cls.data(), sizeof(int32_t) * size_t(nnz), false);
+  }
+  o.nnz = nnz;
 }
 
 // ---------------------------------------------------------------- statistics

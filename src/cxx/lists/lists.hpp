@@ -61,6 +61,10 @@ using HostLists = std::array<HostList, kNumLists>;
 
 HostLists to_host(const tree::Tree& t, const Lists& l);
 
+// Writes the rows of h (list k's row count, at most its entries; an M2L
+// list with its classes) over list k of l, in the tree's context memory.
+void overwrite(const tree::Tree& t, Lists& l, int k, const HostList& h);
+
 // eta of an M2L class code (0 for a code no list holds).
 double class_eta(int32_t cls);
 

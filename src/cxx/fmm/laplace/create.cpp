@@ -111,6 +111,19 @@ HostBoxes host_boxes(const tree::Tree& t, const tree::PointSet& s) {
 // N = 1e6: 4e11 pairs/s against 1.6e10 terms/s), which there removes 90-100%
 // of the W and X entries for 2-9% more pairs.
 constexpr int64_t kAdaptiveDirectCpu = 1, kAdaptiveDirectGpu = 16;
+// The factor of adaptive_v_direct by backend: the CPU's constants as fitted;
+// on the GPU a translation of the dense-product M2L costs ~10 ns at p' = 19
+// and an adaptive tree's P2P ~2 ps per pair (small leaves fill fewer lanes),
+// against the model's 17 ns and 1.45 ps, and 0.5 measured fastest of
+// 0.25 .. 2 (H200, N = 1e6 Plummer and two clusters: docs/laplace_gpu.md).
+constexpr double kAdaptiveVDirectCpu = 1.0, kAdaptiveVDirectGpu = 0.5;
+
+LaplaceCostConstants cost_constants(const LaplacePlan& plan);
+
+// The translation truncation number of M2L class cls in the plan's tables.
+int class_p(const LaplacePlan& P, int32_t cls) {
+  return P.single() ? P.tables_f->op_p[size_t(cls)] : P.tables_d->op_p[size_t(cls)];
+}
 
 void adaptive_lists(LaplacePlan& P) {
   const tree::Tree& t = *P.tree;
@@ -125,6 +138,24 @@ void adaptive_lists(LaplacePlan& P) {
                   ? P.options.adaptive_direct_max
                   : (P.cpu_pipeline() ? kAdaptiveDirectCpu : kAdaptiveDirectGpu) * int64_t(P.p) * P.p;
   P.alists = std::make_unique<lists::AdaptiveLists>(lists::build_adaptive(S, R, o));
+  // Same-level translations of few points to the direct sum, by the cost
+  // model: n_t n_s pairs against one translation at the class's p'.
+  const double f = P.options.adaptive_v_direct >= 0 ? P.options.adaptive_v_direct
+                   : P.cpu_pipeline()                ? kAdaptiveVDirectCpu
+                                                     : kAdaptiveVDirectGpu;
+  if (f > 0) {
+    const LaplaceCostConstants c = cost_constants(P);
+    lists::HostLists v = lists::to_host(t, *P.lists);
+    const int64_t moved = lists::move_to_direct(
+        S, R, v,
+        [&](int64_t nt, int64_t ns, int32_t cls) {
+          return double(nt) * double(ns) * c.c_pair < f * laplace_translation_seconds(c, P.p, class_p(P, cls));
+        },
+        *P.alists);
+    if (moved > 0)
+      for (int k : {int(lists::kM2L), int(lists::kType1), int(lists::kType2)})
+        if (v[size_t(k)].built) lists::overwrite(t, *P.lists, k, v[size_t(k)]);
+  }
   int64_t max_leaf = 0;
   for (const lists::BoxView* v : {&S, &R})
     for (int64_t b = 0; b < v->nboxes(); ++b)
@@ -580,9 +611,6 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   check_span(P);
   P.src_boxes = P.tree->src.nboxes;
   P.trg_boxes = P.tree->receivers().nboxes;
-  P.m2l_translations = P.modified
-                           ? P.lists->list[lists::kType1].nnz + P.lists->list[lists::kType2].nnz
-                           : P.lists->list[lists::kM2L].nnz;
   lap(tp.tree);
 
   // Sorted coordinates (double): on the host for the CPU pipeline; for the
@@ -608,6 +636,12 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   }
   lap(tp.coords);
   near_field_stats(P);  // and the U, W, X lists of an adaptive plan
+  P.m2l_translations = P.modified
+                           ? P.lists->list[lists::kType1].nnz + P.lists->list[lists::kType2].nnz
+                           : P.lists->list[lists::kM2L].nnz;
+  // The near field's pairs between touching boxes (the sparse-tree rules
+  // below), without the translations an adaptive plan sums directly.
+  const double adjacent_pairs = double(P.p2p_pairs - (P.alists ? P.alists->v_pairs : 0));
   if (P.cpu_pipeline()) allocating("the far field's schedule", 0, [&P] { far_schedule(P); });
   // p from eps assumes a near field that holds each target's closest sources;
   // a nearly empty one (laplace_p_sparse) needs more terms, and every
@@ -624,7 +658,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   // the roundoff floor (1500 points at depths 5-6, p = 16: errors <= 2.6e-6
   // at eps 1e-5), so float keeps the depth.
   if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0 &&
-      double(P.p2p_pairs) < kLaplaceSparseNearPerTarget * double(P.ntrg)) {
+      adjacent_pairs < kLaplaceSparseNearPerTarget * double(P.ntrg)) {
     if (opt.l_max >= 0 && !P.single() && P.p + kLaplaceSparseExtraP > kMaxP) {
       LaplaceOptions model_depth = opt;
       model_depth.l_max = -1;
@@ -640,7 +674,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
       standard.stencil = GPUFMM_STENCIL_STANDARD;
       return laplace_plan_create(ctx, standard, nsrc, sources, ntrg, targets);
     }
-    const int ps = laplace_p_sparse(P.p, double(P.p2p_pairs) / double(P.ntrg), P.single());
+    const int ps = laplace_p_sparse(P.p, adjacent_pairs / double(P.ntrg), P.single());
     if (ps != P.p || P.options.variable_truncation) {
       P.p = ps;
       P.options.variable_truncation = false;
@@ -669,7 +703,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   // evaluates run without the CUDA graph (each would capture one for
   // arguments never seen again).
   const bool calibrate = opt.p == 0 && opt.calibrate && P.l_max >= 2 && nsrc > 0 && P.ntrg > 0 &&
-                         !(double(P.p2p_pairs) < kLaplaceSparseNearPerTarget * double(P.ntrg));
+                         !(adjacent_pairs < kLaplaceSparseNearPerTarget * double(P.ntrg));
   const bool graph = P.options.gpu.graph;
   if (calibrate) P.options.gpu.graph = false;
   setup();

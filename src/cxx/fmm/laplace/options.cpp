@@ -82,6 +82,9 @@ void validate_options(const LaplaceOptions& o) {
           "options field 'p' = ", o.p, " is not 0 (from eps) or in 1..", kMaxP, " (GPUFMM_LAPLACE_MAX_P)");
   require(o.l_max >= -1 && o.l_max <= tree::kMaxLevel, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'l_max' = ", o.l_max, " is not -1 (cost model) or in 0..", tree::kMaxLevel);
+  require(o.adaptive_v_direct == -1 || (o.adaptive_v_direct >= 0 && o.adaptive_v_direct < 1e30),
+          GPUFMM_ERROR_INVALID_ARGUMENT, "option 'adaptive_v_direct' = ", o.adaptive_v_direct,
+          " is not -1 (the backend's) or a factor >= 0");
   require(o.s_max == -1 || o.s_max >= 1, GPUFMM_ERROR_INVALID_ARGUMENT, "options field 's_max' = ",
           o.s_max, " is not -1 (cost model) or >= 1");
   require(o.stencil == GPUFMM_STENCIL_MODIFIED || o.stencil == GPUFMM_STENCIL_STANDARD,

@@ -111,6 +111,12 @@ struct LaplaceOptions {
   // CPU, 16 p^2 on the GPU (create.cpp; tests set 0 to send every one through
   // M2P and P2L).
   int64_t adaptive_direct_max = -1;
+  // Adaptive trees: a same-level translation whose receiver box holds n_t
+  // targets and whose source box n_s sources goes to the direct sum when
+  // n_t n_s c_pair < adaptive_v_direct x the translation's modelled seconds
+  // (the backend's cost constants; lists::move_to_direct); 0: none; -1: the
+  // backend's factor (create.cpp: 1 on the CPU, 0.5 on the GPU).
+  double adaptive_v_direct = -1;
   LaplaceGpuKernels gpu;  // CUDA driver only
   LaplaceCpuIsa cpu_isa = LaplaceCpuIsa::avx512;  // CPU pipeline only
   // The cost model's constants instead of the measured ones of the backend
