@@ -276,16 +276,23 @@ int64_t move_to_direct(const BoxView& S, const BoxView& R, HostLists& v, const D
   // The moved entries, (receiver box, source box), in list, row, entry order;
   // the kept ones compacted in place.
   std::vector<std::pair<int32_t, int32_t>> moved;
+  std::vector<uint8_t> go;
   for (int k : {int(kM2L), int(kType1), int(kType2)}) {
     HostList& l = v[size_t(k)];
     if (!l.built || l.offsets.empty()) continue;
+    const int64_t rows = int64_t(l.offsets.size()) - 1;
+    go.assign(l.index.size(), 0);  // the rule per entry, then the rows compacted in order
+#pragma omp parallel for schedule(dynamic, 256) if (rows > 4096)
+    for (int64_t a = 0; a < rows; ++a)
+      for (int64_t e = l.offsets[size_t(a)]; e < l.offsets[size_t(a) + 1]; ++e)
+        go[size_t(e)] = direct(R.points(a), S.points(l.index[size_t(e)]), l.cls[size_t(e)]) ? 1 : 0;
     int64_t w = 0;
-    for (int64_t a = 0; a + 1 < int64_t(l.offsets.size()); ++a) {
+    for (int64_t a = 0; a < rows; ++a) {
       const int64_t e0 = l.offsets[size_t(a)], e1 = l.offsets[size_t(a) + 1];
       l.offsets[size_t(a)] = w;
       for (int64_t e = e0; e < e1; ++e) {
         const int32_t s = l.index[size_t(e)];
-        if (direct(R.points(a), S.points(s), l.cls[size_t(e)])) {
+        if (go[size_t(e)]) {
           moved.emplace_back(int32_t(a), s);
           continue;
         }

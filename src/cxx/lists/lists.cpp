@@ -94,7 +94,7 @@ double class_eta(int32_t cls) {
   return tree::decode_class(cls, to_parent, off, eta) ? eta : 0.0;
 }
 
-HostLists to_host(const tree::Tree& t, const Lists& l) {
+HostLists to_host(const tree::Tree& t, const Lists& l, bool eta) {
   HostLists h;
   for (int k = 0; k < kNumLists; ++k) {
     const List& s = l.list[k];
@@ -105,6 +105,7 @@ HostLists to_host(const tree::Tree& t, const Lists& l) {
     o.index = tree::host_copy(t, s.index, s.nnz);
     if (k != kNeighbors) {
       o.cls = tree::host_copy(t, s.cls, s.nnz);
+      if (!eta) continue;
       o.eta.resize(o.cls.size());
       std::transform(o.cls.begin(), o.cls.end(), o.eta.begin(), class_eta);
     }

@@ -59,7 +59,8 @@ struct HostList {
 };
 using HostLists = std::array<HostList, kNumLists>;
 
-HostLists to_host(const tree::Tree& t, const Lists& l);
+// eta: fill HostList::eta too (a decode per entry).
+HostLists to_host(const tree::Tree& t, const Lists& l, bool eta = true);
 
 // Writes the rows of h (list k's row count, at most its entries; an M2L
 // list with its classes) over list k of l, in the tree's context memory.

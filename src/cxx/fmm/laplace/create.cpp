@@ -145,7 +145,7 @@ void adaptive_lists(LaplacePlan& P) {
                                                      : kAdaptiveVDirectGpu;
   if (f > 0) {
     const LaplaceCostConstants c = cost_constants(P);
-    lists::HostLists v = lists::to_host(t, *P.lists);
+    lists::HostLists v = lists::to_host(t, *P.lists, false);
     const int64_t moved = lists::move_to_direct(
         S, R, v,
         [&](int64_t nt, int64_t ns, int32_t cls) {
