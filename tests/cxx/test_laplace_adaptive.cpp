@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <random>
@@ -29,6 +30,7 @@
 #include "common/hessian_check.hpp"
 #include "common/laplace_adaptive_check.hpp"
 #include "core/context.hpp"
+#include "core/error.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
 
@@ -246,6 +248,19 @@ TEST(LaplaceAdaptiveFmm, BadOptions) {
   o.p = 16;
   ASSERT_EQ(gpufmm_laplace_plan_create(c.ctx, &o, 100, x.data(), 0, nullptr, &plan), GPUFMM_SUCCESS);
   gpufmm_laplace_plan_destroy(plan);
+  // The internal factor of the moves to the direct sum: -1 or >= 0.
+  Context ctx;
+  for (double bad : {-2.0, -0.5, std::nan("")}) {
+    fmm::LaplaceOptions lo;
+    lo.adaptive_v_direct = bad;
+    try {
+      fmm::laplace_plan_create(ctx, lo, 100, x.data(), 0, nullptr);
+      ADD_FAILURE() << "adaptive_v_direct " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), GPUFMM_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("adaptive_v_direct"), std::string::npos);
+    }
+  }
 }
 
 }  // namespace
