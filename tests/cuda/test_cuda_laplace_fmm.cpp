@@ -492,7 +492,8 @@ TEST_F(CudaLaplaceFmm, P2PWorkUnitsMatchCpu) {
 // and without the gradient; 4, 2 and 1 points of A per lane. Its sums run
 // in another order than BpB's (so the bits differ where there is more than
 // one leaf: the test sees which path ran) and in the same order every time
-// (a second evaluate, graph=off: the same bits).
+// (a second evaluate, graph=off, and the flow schedule's single launch,
+// twice, and with one block per SM: the same bits).
 TEST_F(CudaLaplaceFmm, MutualNearFieldMatchesBpb) {
   const int64_t n = 20000;
   const auto q = randu(101, n, -1, 1);
@@ -508,14 +509,20 @@ TEST_F(CudaLaplaceFmm, MutualNearFieldMatchesBpb) {
         SCOPED_TRACE(std::string(gpufmm_test::dist_name(c.dist)) + " l_max " + std::to_string(c.l_max) +
                      (dbl ? " double" : " float") + (want_grad ? " pot+grad" : " pot"));
         // [0], [1]: two evaluates of one plan; [2]: graph=off; [3]: BpB;
-        // [4], [5]: 2 and 1 points of A per lane (blocks of 4 and 8 warps).
-        Result r[6];
-        const char* ks[5] = {"p2p_mutual=on", "p2p_mutual=on,graph=off", "p2p_mutual=off",
-                             "p2p_mutual=on,p2p_mutual_lanes=2", "p2p_mutual=on,p2p_mutual_lanes=1"};
-        for (int k = 0, i = 0; k < 5; ++k) {
+        // [4], [5]: 2 and 1 points of A per lane (blocks of 4 and 8 warps);
+        // [6], [7]: two evaluates of the flow schedule (5 blocks per SM);
+        // [8]: flow with one block per SM, 1 point per lane. [0] .. [5]:
+        // the passes (p2p_mutual_flow=off; auto would take the flow on
+        // these shallow trees, whose passes have few pairs).
+        Result r[9];
+        const char* ks[7] = {"p2p_mutual=on,p2p_mutual_flow=off", "p2p_mutual=on,p2p_mutual_flow=off,graph=off",
+                             "p2p_mutual=off", "p2p_mutual=on,p2p_mutual_flow=off,p2p_mutual_lanes=2",
+                             "p2p_mutual=on,p2p_mutual_flow=off,p2p_mutual_lanes=1",
+                             "p2p_mutual=on,p2p_mutual_flow=5", "p2p_mutual=on,p2p_mutual_flow=1,p2p_mutual_lanes=1"};
+        for (int k = 0, i = 0; k < 7; ++k) {
           gpufmm_laplace_plan_t plan = nullptr;
           GPUFMM_OK(gpufmm_test::laplace_plan_create_kernels(gpu, &o, ks[k], n, src.data(), 0, nullptr, &plan));
-          for (int e = 0; e < (k == 0 ? 2 : 1); ++e, ++i) {
+          for (int e = 0; e < (k == 0 || k == 5 ? 2 : 1); ++e, ++i) {
             r[i].pot.assign(size_t(n), 0);
             r[i].grad.assign(want_grad ? size_t(3 * n) : 0, 0);
             GPUFMM_OK(gpufmm_laplace_evaluate(plan, q.data(), nullptr, r[i].pot.data(),
@@ -525,8 +532,13 @@ TEST_F(CudaLaplaceFmm, MutualNearFieldMatchesBpb) {
         }
         EXPECT_EQ(r[0].pot, r[1].pot);
         EXPECT_EQ(r[0].grad, r[1].grad);
-        EXPECT_EQ(r[0].pot, r[2].pot);
-        EXPECT_EQ(r[0].grad, r[2].grad);
+        for (int i : {2, 6, 7}) {
+          EXPECT_EQ(r[0].pot, r[i].pot) << "evaluate " << i;
+          EXPECT_EQ(r[0].grad, r[i].grad) << "evaluate " << i;
+        }
+        EXPECT_EQ(r[5].pot, r[8].pot) << "flow, 1 point of A per lane";
+        EXPECT_EQ(r[5].grad, r[8].grad) << "flow, 1 point of A per lane";
+
         if (c.l_max >= 2) EXPECT_NE(r[0].pot, r[3].pot) << "the mutual near field did not run";
         const double tol = dbl ? 1e-12 : 1e-5;
         EXPECT_LE(rel_l2(r[0].pot, r[3].pot), tol);
@@ -549,7 +561,10 @@ TEST_F(CudaLaplaceFmm, MutualNearFieldMatchesBpb) {
 // near field (bits unlike BpB's; tail x SMs / work ~ 0.1 on 132 SMs); the
 // same points with a dense ball of 40000 inside one leaf do not (~ 100), as its passes would wait on that leaf's blocks
 // (nf::mutual_is_balanced): the bits are BpB's (p2p_mutual=off). Both
-// agree with p2p_mutual=on to rounding.
+// agree with p2p_mutual=on to rounding, whose flow schedule (4096 leaves,
+// 53000 leaf pairs in one launch of 5 or 2 blocks per SM taking pairs in
+// turn; automatic, as the default takes it here, and with the near field
+// below the far field's priority) gives the passes' bits.
 TEST_F(CudaLaplaceFmm, MutualNearFieldAutoSkipsUnbalancedLeaves) {
   const int64_t nu = 400000, nball = 40000;
   const auto uni = gpufmm_test::make_points(Dist::Uniform, nu, 111);
@@ -562,21 +577,28 @@ TEST_F(CudaLaplaceFmm, MutualNearFieldAutoSkipsUnbalancedLeaves) {
     const int64_t n = int64_t(src.size() / 3);
     const auto q = randu(113, n, -1, 1);
     const auto o = options(1e-6, GPUFMM_FLOAT64, 10, 4);
-    Result r[3];
-    const char* ks[3] = {"", "p2p_mutual=off", "p2p_mutual=on"};
-    for (int k = 0; k < 3; ++k) {
+    Result r[6];
+    const char* ks[6] = {"", "p2p_mutual=off", "p2p_mutual=on,p2p_mutual_flow=off", "p2p_mutual=on,p2p_mutual_flow=5",
+                         "p2p_mutual=on,p2p_mutual_flow=2", "p2p_mutual=on,p2p_mutual_flow=auto,p2p_low_priority=on"};
+    for (int k = 0; k < 6; ++k) {
       kernels = ks[k];
       fmm(gpu, o, src, nullptr, q.data(), nullptr, r[k]);
     }
     kernels.clear();
     if (balanced) {
       EXPECT_NE(r[0].pot, r[1].pot) << "the mutual near field did not run on uniform points";
+      EXPECT_EQ(r[0].pot, r[2].pot) << "the default's mutual sums (the flow schedule) are not the passes' bits";
+      EXPECT_EQ(r[0].grad, r[2].grad);
     } else {
       EXPECT_EQ(r[0].pot, r[1].pot) << "the mutual near field ran on unbalanced leaves";
       EXPECT_EQ(r[0].grad, r[1].grad);
     }
     EXPECT_LE(rel_l2(r[0].pot, r[2].pot), 1e-12);
     EXPECT_LE(rel_l2(r[0].grad, r[2].grad), 1e-12);
+    for (int k : {3, 4, 5}) {
+      EXPECT_EQ(r[2].pot, r[k].pot) << "the flow schedule's bits are the passes' (" << ks[k] << ")";
+      EXPECT_EQ(r[2].grad, r[k].grad) << ks[k];
+    }
   }
 }
 

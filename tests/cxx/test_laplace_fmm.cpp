@@ -684,7 +684,8 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   fmm::LaplaceGpuKernels k;
   ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(
       "p2m=wpb,m2m=gpb,m2l=tpb,l2l=tpb,l2p=bpb,p2p=tpt,p2p_mutual=off,overlap=off,graph=off,work=global,p2m_warps=2,"
-      "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256,m2l_gemm_mb=64,p2p_mutual_lanes=2",
+      "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256,m2l_gemm_mb=64,p2p_mutual_lanes=2,p2p_mutual_flow=5,"
+      "p2p_low_priority=on",
       k));
   EXPECT_EQ(k.m2m, GPUFMM_STRATEGY_GPB);
   EXPECT_EQ(k.m2l_group, 4);
@@ -696,11 +697,29 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   }
   EXPECT_EQ(k.p2p_mutual, 0);
   EXPECT_EQ(k.p2p_mutual_lanes, 2);
+  EXPECT_EQ(k.p2p_mutual_flow, 5);
+  EXPECT_EQ(k.p2p_low_priority, 1);
+  const struct {
+    const char *flow, *prio;
+    int flow_v, prio_v;
+  } sched[3] = {{"off", "off", 0, 0}, {"3", "on", 3, 1}, {"auto", "auto", -1, -1}};
+  for (const auto& c : sched) {
+    fmm::LaplaceGpuKernels x;
+    const std::string str = std::string("p2p_mutual_flow=") + c.flow + ",p2p_low_priority=" + c.prio;
+    ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(str.c_str(), x)) << str;
+    EXPECT_EQ(x.p2p_mutual_flow, c.flow_v) << str;
+    EXPECT_EQ(x.p2p_low_priority, c.prio_v) << str;
+    fmm::LaplaceGpuKernels y;
+    ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(fmm::laplace_gpu_kernels_string(x).c_str(), y));
+    EXPECT_TRUE(y == x) << fmm::laplace_gpu_kernels_string(x);
+  }
   fmm::LaplaceGpuKernels back;
   ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(fmm::laplace_gpu_kernels_string(k).c_str(), back));
   EXPECT_TRUE(back == k) << fmm::laplace_gpu_kernels_string(k);
   fmm::LaplaceGpuKernels untouched;
   EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("m2m=wpb,m2l_lanes=5,bogus=1,p2p", untouched));
+  EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("p2p_mutual_flow=-2", untouched));
+  EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("p2p_low_priority=2", untouched));
   EXPECT_TRUE(untouched == fmm::LaplaceGpuKernels());
 }
 

@@ -60,8 +60,12 @@ void at_last_context_release(void (*drop)(int device) noexcept) {
 void context_init(Context& ctx, int device) {
   require_device(device);
   DeviceGuard guard(device);  // cudaSetDevice also initializes the primary context
+  // One step above the least priority, so that a plan's helper stream can
+  // run below it (the Laplace FMM's near field: laplace_plan_setup).
+  int least = 0, greatest = 0;
+  GPUFMM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t s = nullptr;
-  GPUFMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  GPUFMM_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, least > greatest ? least - 1 : least));
   ctx.backend = GPUFMM_BACKEND_CUDA;
   ctx.device = device;
   ctx.stream = static_cast<void*>(s);

@@ -65,7 +65,8 @@ class GraphCache {
         reset();
       }
     }
-    if (exec_ == nullptr) GPUFMM_CUDA_CHECK(cudaGraphInstantiate(&exec_, g, 0));
+    // (the kernels' priorities are their capturing streams')
+    if (exec_ == nullptr) GPUFMM_CUDA_CHECK(cudaGraphInstantiate(&exec_, g, cudaGraphInstantiateFlagUseNodePriority));
     key_ = key;
     GPUFMM_CUDA_CHECK(cudaGraphLaunch(exec_, s));
   }

@@ -1,5 +1,10 @@
 // nearfield::cuda::build_mutual_passes (p2p_mutual.cuh): the leaf pairs of
-// the mutual near field's passes, from the neighbour rows of one level.
+// the mutual near field's passes, from the neighbour rows of one level, in
+// the order of the flow schedule.
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "cuda/common/cuda_check.cuh"
 #include "cuda/common/temp_storage.cuh"
 #include "cuda/nearfield/p2p_mutual.cuh"
@@ -62,6 +67,36 @@ __global__ void k_mutual_pairs(int64_t b0, int64_t nb, DevSet R, DevList nbl, un
   }
 }
 
+// The flow schedule's order and waits (MutualPasses), on the host: pass by
+// pass, the pairs sorted by the later of their leaves' last positions so
+// far (then by leaves: the same order in every run); need = the pairs of
+// earlier passes that hold each leaf.
+void order_for_flow(std::vector<int2>& pairs, std::vector<int2>& need, const MutualPasses& mp) {
+  const int64_t b0 = mp.b0;
+  std::vector<int64_t> last(size_t(mp.nb), -1);
+  std::vector<int> count(size_t(mp.nb), 0);
+  need.resize(pairs.size());
+  std::vector<std::tuple<int64_t, int32_t, int32_t>> keyed;
+  for (int k = 0; k < kMutualPasses; ++k) {
+    keyed.clear();
+    for (int64_t u = mp.offset[k]; u < mp.offset[k + 1]; ++u) {
+      const int2 pr = pairs[size_t(u)];
+      keyed.emplace_back(std::max(last[size_t(pr.x - b0)], last[size_t(pr.y - b0)]), pr.x, pr.y);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    int64_t u = mp.offset[k];
+    for (const auto& t : keyed) {
+      const int32_t a = std::get<1>(t), c = std::get<2>(t);
+      pairs[size_t(u)] = make_int2(a, c);
+      need[size_t(u)] = make_int2(count[size_t(a - b0)], count[size_t(c - b0)]);
+      ++count[size_t(a - b0)];
+      if (c != a) ++count[size_t(c - b0)];
+      last[size_t(a - b0)] = last[size_t(c - b0)] = u;
+      ++u;
+    }
+  }
+}
+
 }  // namespace
 
 MutualPasses build_mutual_passes(Context& ctx, cudaStream_t s0, int64_t b0, int64_t nb, DevSet R, DevList list,
@@ -70,6 +105,8 @@ MutualPasses build_mutual_passes(Context& ctx, cudaStream_t s0, int64_t b0, int6
   using gpufmm::cuda::grid_for;
   MutualPasses mp;
   if (nb <= 0) return mp;
+  mp.b0 = b0;
+  mp.nb = nb;
   gpufmm::cuda::TempStorage tmp(ctx, what);
   unsigned long long* count = nullptr;
   tmp.add(count, kCounts);
@@ -88,9 +125,19 @@ MutualPasses build_mutual_passes(Context& ctx, cudaStream_t s0, int64_t b0, int6
   mp.work = double(h[kCountWork]);
   if (mp.offset[kMutualPasses] == 0) return MutualPasses{};
   GPUFMM_CUDA_CHECK(cudaMemsetAsync(count, 0, kMutualPasses * sizeof(unsigned long long), s0));
-  mp.pairs = static_cast<int2*>(alloc(sizeof(int2) * size_t(mp.offset[kMutualPasses]), what));
+  const int64_t total = mp.offset[kMutualPasses];
+  mp.pairs = static_cast<int2*>(alloc(sizeof(int2) * size_t(total), what));
   k_mutual_pairs<true><<<grid_for(nb, 128), 128, 0, s0>>>(b0, nb, R, list, count, mp);
   check_launch("mutual P2P pair fill kernel");
+  std::vector<int2> pairs(static_cast<size_t>(total)), need;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(pairs.data(), mp.pairs, sizeof(int2) * pairs.size(), cudaMemcpyDeviceToHost, s0));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  order_for_flow(pairs, need, mp);
+  mp.need = static_cast<int2*>(alloc(sizeof(int2) * size_t(total), what));
+  mp.counters = static_cast<unsigned*>(alloc(sizeof(unsigned) * size_t(nb + 1), what));
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(mp.pairs, pairs.data(), sizeof(int2) * pairs.size(), cudaMemcpyHostToDevice, s0));
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(mp.need, need.data(), sizeof(int2) * need.size(), cudaMemcpyHostToDevice, s0));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(s0));  // the host vectors go out of scope
   return mp;
 }
 

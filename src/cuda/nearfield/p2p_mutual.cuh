@@ -23,7 +23,10 @@
 // memory; at step s lane l takes point (l + s) mod 32, whose four sums
 // travel one lane down per step by shuffles, so that after 32 steps every
 // lane holds its own point's sums over the warp's points of A; the warps'
-// sums are added in warp order. Float: coordinates
+// sums are added in warp order. The flow schedule (k_p2p_mutual_flow) runs
+// the same pairs in one launch without the passes' barriers: each leaf pair
+// waits only until its two leaves have finished their earlier passes, so
+// every target's sum keeps the passes' order and bits. Float: coordinates
 // relative to A's box, split as p2p.cuh's near_coord / near_coord_lo (the
 // difference of a point of B and a point of A is the same vector negated).
 #pragma once
@@ -56,8 +59,17 @@ constexpr int kMutualPasses = 27;
 // largest. Every pass waits for its largest block, so leaves of very
 // different sizes (clustered points at a uniform depth) leave the device
 // idle behind one block per pass (mutual_is_balanced).
+//
+// The flow schedule: within each pass the pairs are sorted by when their
+// leaves become free (the later of the two leaves' last positions in the
+// passes before), and need[u] holds, for pair u = (A, B), how many pairs
+// of earlier passes hold A and B. counters: nb leaves' counts of finished
+// pairs, then the launch's ticket (zeroed before each launch).
 struct MutualPasses {
   int2* pairs = nullptr;
+  int2* need = nullptr;
+  unsigned* counters = nullptr;
+  int64_t b0 = 0, nb = 0;
   int64_t offset[kMutualPasses + 1] = {};
   double work = 0;
   double tail = 0;
@@ -78,11 +90,27 @@ inline bool mutual_is_balanced(const MutualPasses& mp, int sms) {
   return mp.tail * double(sms) <= kMutualMaxTail * mp.work;
 }
 
+// Whether the flow schedule (k_p2p_mutual_flow) is worth its cost: it
+// removes the passes' waits for their largest blocks, but as one launch
+// that always has a pair to give it also keeps the far field's kernels,
+// on the other stream, from the gaps the passes leave. Measured on the
+// H200 (N uniform points, eps 1e-6, pot + grad; docs/laplace_gpu.md
+// "Mutual P2P"): N = 1e6, L = 4, tail sms / work = 0.10: the evaluate
+// 12.08 -> 11.58 ms in double, 8.04 -> 7.45 ms in float; N = 1e7, L = 5,
+// 0.01: 141.2 -> 153-157 ms. The ratio is set by the number of leaf
+// pairs per pass against the SMs, so the rule splits the depths.
+constexpr double kMutualFlowTail = 0.05;
+inline bool mutual_flow_pays(const MutualPasses& mp, int sms) {
+  return mp.tail * double(sms) > kMutualFlowTail * mp.work;
+}
+
 // The passes of leaves [b0, b0 + nb) of R (keys: Morton codes of one level),
 // from their neighbour rows `list` (symmetric, each row holding the leaf
 // itself). pairs is allocated with `alloc` and filled on `stream`, which is
 // synchronised once (the counts). A row naming a leaf that is not adjacent
-// gives no passes.
+// gives no passes. The pairs of a pass are in the order of the flow
+// schedule (the passes do not depend on it), so the plan is the same in
+// every run.
 MutualPasses build_mutual_passes(Context& ctx, cudaStream_t stream, int64_t b0, int64_t nb, DevSet R, DevList list,
                                  const std::function<void*(size_t, const char*)>& alloc, const char* what);
 
@@ -94,11 +122,21 @@ struct MutualShared {
   T red[2][NW][32][4];
 };
 
+// A result to add to: from L2 (kL2: the flow schedule, where a block on
+// another SM wrote it; 3-5 % slower in the passes, which do not need it).
+template <bool kL2, class T>
+__device__ __forceinline__ T result_load(const T* p) {
+  if constexpr (kL2)
+    return __ldcg(p);
+  else
+    return *p;
+}
+
 // The points [a0, min(a0 + NA 32 NW, ae)) of A (this thread's:
 // a0 + k 32 NW + threadIdx.x) against all of B = [bb, be):
 // A's sums, and when !kSelf B's, added to pot (if set) and grad (kG).
 // Slots past the end take the first point's coordinates and no charge.
-template <class Kern, class T, bool kG, bool kSelf, int NW, int NA>
+template <class Kern, class T, bool kG, bool kSelf, bool kL2, int NW, int NA>
 __device__ __forceinline__ void mutual_chunk(const Kern& kern, const NearFrame& fr, int32_t a0, int32_t ae,
                                              int32_t bb, int32_t be, const double* __restrict__ xyz,
                                              const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad,
@@ -138,9 +176,9 @@ __device__ __forceinline__ void mutual_chunk(const Kern& kern, const NearFrame& 
     }
     T old[4] = {T(0), T(0), T(0), T(0)};
     if (!kSelf && w == 0 && j < be) {
-      if (pot) old[0] = pot[j];
+      if (pot) old[0] = result_load<kL2>(pot + j);
       if (kG)
-        for (int c = 0; c < 3; ++c) old[1 + c] = grad[3 * int64_t(j) + c];
+        for (int c = 0; c < 3; ++c) old[1 + c] = result_load<kL2>(grad + 3 * int64_t(j) + c);
     }
     __syncthreads();
     T bv = T(0), bgx = T(0), bgy = T(0), bgz = T(0);
@@ -194,14 +232,37 @@ __device__ __forceinline__ void mutual_chunk(const Kern& kern, const NearFrame& 
   for (int k = 0; k < NA; ++k) {
     const int32_t i = a0 + k * 32 * NW + threadIdx.x;
     if (i < ae) {
-      if (pot) pot[i] += av[k];
+      if (pot) pot[i] = result_load<kL2>(pot + i) + av[k];
       if (kG) {
         T* g = grad + 3 * int64_t(i);
-        g[0] += agx[k];
-        g[1] += agy[k];
-        g[2] += agz[k];
+        g[0] = result_load<kL2>(g) + agx[k];
+        g[1] = result_load<kL2>(g + 1) + agy[k];
+        g[2] = result_load<kL2>(g + 2) + agz[k];
       }
     }
+  }
+}
+
+// The leaf pair pr = (A, B) of R (kSelf: A == B) by one block of NW warps,
+// in chunks of A.
+template <class Kern, class T, bool kG, bool kSelf, bool kL2, int NW>
+__device__ __forceinline__ void mutual_pair(const Kern& kern, int2 pr, const DevSet& R, const double* __restrict__ xyz,
+                                            const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad,
+                                            MutualShared<T, NW>& sh) {
+  constexpr int B = 32 * NW;
+  const NearFrame fr = near_frame(R, pr.x);
+  const int32_t ab = R.point_begin[pr.x], ae = R.point_end[pr.x];
+  const int32_t bb = R.point_begin[pr.y], be = R.point_end[pr.y];
+  for (int32_t a0 = ab; a0 < ae; a0 += kMutualChunk) {
+    const int32_t m = ae - a0;  // the same for the whole block
+    if (NW == 2 && m > 3 * B)
+      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 4>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+    else if (NW == 2 && m > 2 * B)
+      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 3>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+    else if (NW <= 4 && m > B)
+      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 2>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+    else
+      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 1>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
   }
 }
 
@@ -212,23 +273,52 @@ __global__ void __launch_bounds__(32 * NW, kMutualMinWarpsPerSm / NW)
     k_p2p_mutual(Kern kern, const int2* __restrict__ pairs, int64_t npairs, DevSet R, const double* __restrict__ xyz,
                  const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad) {
   static_assert(NW == 2 || NW == 4 || NW == 8, "8 / NW points of A per lane");
-  constexpr int B = 32 * NW;
   __shared__ MutualShared<T, NW> sh;
-  for (int64_t u = blockIdx.x; u < npairs; u += gridDim.x) {
-    const int2 pr = pairs[u];
-    const NearFrame fr = near_frame(R, pr.x);
-    const int32_t ab = R.point_begin[pr.x], ae = R.point_end[pr.x];
-    const int32_t bb = R.point_begin[pr.y], be = R.point_end[pr.y];
-    for (int32_t a0 = ab; a0 < ae; a0 += kMutualChunk) {
-      const int32_t m = ae - a0;  // the same for the whole block
-      if (NW == 2 && m > 3 * B)
-        mutual_chunk<Kern, T, kG, kSelf, NW, 4>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
-      else if (NW == 2 && m > 2 * B)
-        mutual_chunk<Kern, T, kG, kSelf, NW, 3>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
-      else if (NW <= 4 && m > B)
-        mutual_chunk<Kern, T, kG, kSelf, NW, 2>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
-      else
-        mutual_chunk<Kern, T, kG, kSelf, NW, 1>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+  for (int64_t u = blockIdx.x; u < npairs; u += gridDim.x)
+    mutual_pair<Kern, T, kG, kSelf, false, NW>(kern, pairs[u], R, xyz, q, pot, grad, sh);
+}
+
+// Every pass in one launch (mp.counters zeroed; any number of blocks): a
+// block takes the next pair in order by a ticket, waits until its leaves
+// have finished the pairs of earlier passes (mp.need), sums it, counts it
+// finished for both leaves, and takes the next ticket. A block waits only
+// on pairs of lower tickets, held by blocks that are running or done, so
+// the launch always progresses; the release (fence, then the counts) and
+// the acquire (the counts, then a fence; results read from L2) order the
+// results.
+template <class Kern, class T, bool kG, int NW>
+__global__ void __launch_bounds__(32 * NW, kMutualMinWarpsPerSm / NW)
+    k_p2p_mutual_flow(Kern kern, MutualPasses mp, DevSet R, const double* __restrict__ xyz, const T* __restrict__ q,
+                      T* __restrict__ pot, T* __restrict__ grad) {
+  static_assert(NW == 2 || NW == 4 || NW == 8, "8 / NW points of A per lane");
+  __shared__ MutualShared<T, NW> sh;
+  __shared__ unsigned ticket;
+  unsigned* done = mp.counters;
+  for (;;) {
+    if (threadIdx.x == 0) ticket = atomicAdd(&done[mp.nb], 1u);
+    __syncthreads();
+    const int64_t u = ticket;
+    if (u >= mp.offset[kMutualPasses]) return;
+    const int2 pr = mp.pairs[u];
+    const bool self = pr.x == pr.y;
+    if (threadIdx.x == 0) {
+      const int2 need = mp.need[u];
+      const volatile unsigned* d = done;
+      while (d[pr.x - mp.b0] < unsigned(need.x)) __nanosleep(256);
+      if (!self)
+        while (d[pr.y - mp.b0] < unsigned(need.y)) __nanosleep(256);
+      __threadfence();
+    }
+    __syncthreads();
+    if (self)
+      mutual_pair<Kern, T, kG, true, true, NW>(kern, pr, R, xyz, q, pot, grad, sh);
+    else
+      mutual_pair<Kern, T, kG, false, true, NW>(kern, pr, R, xyz, q, pot, grad, sh);
+    __syncthreads();  // (also: ticket is read by every thread before it is taken again)
+    if (threadIdx.x == 0) {
+      __threadfence();
+      atomicAdd(&done[pr.x - mp.b0], 1u);
+      if (!self) atomicAdd(&done[pr.y - mp.b0], 1u);
     }
   }
 }

@@ -223,7 +223,8 @@ struct Eval {
 
   // The mutual near field (nearfield/p2p_mutual.cuh): the results zeroed,
   // then pass 0 (each leaf with itself) and the 26 passes of leaf pairs,
-  // one after the other on s; blocks of NW warps.
+  // one after the other on s, or all in one launch of the flow schedule;
+  // blocks of NW warps.
   template <bool kG, int NW>
   void p2p_mutual_launch(const T* q, T* pot, T* grad, cudaStream_t s) {
     const int64_t nt = P.ntrg;
@@ -231,6 +232,20 @@ struct Eval {
     if (kG) GPUFMM_CUDA_CHECK(cudaMemsetAsync(grad, 0, size_t(3 * nt) * sizeof(T), s));
     const DevSet r = dev_set(tr, R);
     const nf::MutualPasses& mp = G.mutual;
+    // Blocks per SM of the flow schedule (0: the passes): k.p2p_mutual_flow,
+    // or automatically all an SM holds less one (a slot for the far field:
+    // 11.58 ms at N = 1e6 against 11.75-11.95 with all six, H200) where
+    // the passes' tails are long (nf::mutual_flow_pays).
+    int flow = G.k.p2p_mutual_flow;
+    if (flow < 0) flow = nf::mutual_flow_pays(mp, G.sms) ? std::max(1, nf::kMutualMinWarpsPerSm / NW - 1) : 0;
+    if (flow > 0) {
+      GPUFMM_CUDA_CHECK(cudaMemsetAsync(mp.counters, 0, size_t(mp.nb + 1) * sizeof(unsigned), s));
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(mp.offset[nf::kMutualPasses], int64_t(flow) * G.sms));
+      nf::k_p2p_mutual_flow<kernels::Laplace<T>, T, kG, NW><<<blocks, 32 * NW, 0, s>>>(kernels::Laplace<T>{}, mp, r,
+                                                                                       G.sxyz, q, pot, grad);
+      check_launch("laplace mutual P2P kernel (flow)");
+      return;
+    }
     for (int k = 0; k < nf::kMutualPasses; ++k) {
       const int64_t n = mp.offset[k + 1] - mp.offset[k];
       if (n <= 0) continue;

@@ -384,7 +384,17 @@ void laplace_plan_setup(LaplacePlan& P) {
   int optin = 0;
   GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, G->device));
   G->smem_optin = static_cast<size_t>(optin);
-  GPUFMM_CUDA_CHECK(cudaStreamCreateWithFlags(&G->s1, cudaStreamNonBlocking));
+  // The near field's stream: the context's priority, or the least, so
+  // that the far field's blocks go first where both wait
+  // (k.p2p_low_priority; automatically on adaptive plans: N = 1e6, eps
+  // 1e-6, H200, the evaluate 5-7 % faster on the ellipsoid and Plummer
+  // points, 1.6 % slower on uniform points with the mutual passes).
+  int least = 0, greatest = 0, prio = 0;
+  GPUFMM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  GPUFMM_CUDA_CHECK(cudaStreamGetPriority(static_cast<cudaStream_t>(P.ctx.stream), &prio));
+  const int lp = P.options.gpu.p2p_low_priority;
+  if (lp > 0 || (lp < 0 && P.adaptive)) prio = least;
+  GPUFMM_CUDA_CHECK(cudaStreamCreateWithPriority(&G->s1, cudaStreamNonBlocking, prio));
   for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
   GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
   GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->join, cudaEventDisableTiming));

@@ -155,6 +155,16 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
     }
     else if (key == "overlap") on_off(k.overlap, "off", "on");
     else if (key == "graph") on_off(k.graph, "off", "on");
+    else if (key == "p2p_low_priority") {
+      if (val == "auto" || val == "-1") k.p2p_low_priority = -1;
+      else if (val == "off" || val == "0") k.p2p_low_priority = 0;
+      else if (val == "on" || val == "1") k.p2p_low_priority = 1;
+      else ok = false;
+    } else if (key == "p2p_mutual_flow") {
+      if (val == "auto" || val == "-1") k.p2p_mutual_flow = -1;
+      else if (val == "off" || val == "0") k.p2p_mutual_flow = 0;
+      else count(k.p2p_mutual_flow, 1);
+    }
     else if (key == "work") on_off(k.work_smem, "global", "smem");
     else if (key == "bpb_slots") count(k.bpb_slots, 0);
     else if (key == "m2l_group") count(k.m2l_group, 1);
@@ -187,6 +197,8 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   if (k.m2l_threads) s += ",m2l_threads=" + std::to_string(k.m2l_threads);
   if (k.m2l_gemm_mb) s += ",m2l_gemm_mb=" + std::to_string(k.m2l_gemm_mb);
   s += ",p2p_mutual_lanes=" + std::to_string(k.p2p_mutual_lanes);
+  s += ",p2p_mutual_flow=" + (k.p2p_mutual_flow < 0 ? std::string("auto") : std::to_string(k.p2p_mutual_flow));
+  s += k.p2p_low_priority < 0 ? ",p2p_low_priority=auto" : k.p2p_low_priority ? ",p2p_low_priority=on" : ",p2p_low_priority=off";
   return s;
 }
 

@@ -58,6 +58,15 @@ namespace fmm {
 //               of >= 8 receivers, else 4)
 //   p2p_mutual_lanes points of A per lane of the mutual near field, 1, 2
 //               or 4 (blocks of 8, 4 or 2 warps)
+//   p2p_mutual_flow the mutual near field's passes in one launch of n
+//               blocks per SM taking the leaf pairs in turn, each pair
+//               waiting only for its own leaves (n >= 1), or one launch per
+//               pass (off); auto (the default): n = the blocks an SM holds
+//               less one, where the passes' largest blocks hold them up
+//               (nf::mutual_flow_pays). The same bits either way
+//   p2p_low_priority the near field's stream at the least priority, below
+//               the far field's (on), or at the same (off); auto (the
+//               default): on for adaptive plans
 //   m2l_threads threads per block of the grouped M2L, 256, 320, 384 or 512
 //               (0: the fewest that hold p^2, 512 beyond)
 //   m2l_gemm_mb m2l = GEMM: MB of each of its two buffers (the gathered
@@ -78,11 +87,14 @@ struct LaplaceGpuKernels {
   int m2l_threads = 0;
   int m2l_gemm_mb = 0;
   int p2p_mutual_lanes = 4;
+  int p2p_mutual_flow = -1;   // -1 automatic, 0 off, n >= 1 blocks per SM
+  int p2p_low_priority = -1;  // -1 automatic, 0 off, 1 on
   bool operator==(const LaplaceGpuKernels& o) const {
     return p2m == o.p2m && m2m == o.m2m && m2l == o.m2l && l2l == o.l2l && l2p == o.l2p && p2p == o.p2p &&
            p2p_mutual == o.p2p_mutual && overlap == o.overlap && graph == o.graph && p2m_warps == o.p2m_warps && work_smem == o.work_smem &&
            bpb_slots == o.bpb_slots && m2l_group == o.m2l_group && m2l_lanes == o.m2l_lanes &&
-           m2l_threads == o.m2l_threads && m2l_gemm_mb == o.m2l_gemm_mb && p2p_mutual_lanes == o.p2p_mutual_lanes;
+           m2l_threads == o.m2l_threads && m2l_gemm_mb == o.m2l_gemm_mb && p2p_mutual_lanes == o.p2p_mutual_lanes &&
+           p2p_mutual_flow == o.p2p_mutual_flow && p2p_low_priority == o.p2p_low_priority;
   }
 };
 
