@@ -126,6 +126,12 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
       else if (val == off || val == "0") field = false;
       else ok = false;
     };
+    auto tri = [&](int& field) {  // auto (-1), off (0), on (1)
+      if (val == "auto" || val == "-1") field = -1;
+      else if (val == "off" || val == "0") field = 0;
+      else if (val == "on" || val == "1") field = 1;
+      else ok = false;
+    };
     auto count = [&](int& field, int lo) {
       char* e = nullptr;
       const long v = std::strtol(val.c_str(), &e, 10);
@@ -147,22 +153,12 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
       if (val == "auto" || val == "0") k.p2m_warps = 0;
       else if (val == "1" || val == "2" || val == "4") k.p2m_warps = val[0] - '0';
       else ok = false;
-    } else if (key == "p2p_mutual") {
-      if (val == "auto" || val == "-1") k.p2p_mutual = -1;
-      else if (val == "off" || val == "0") k.p2p_mutual = 0;
-      else if (val == "on" || val == "1") k.p2p_mutual = 1;
-      else ok = false;
-    }
+    } else if (key == "p2p_mutual") tri(k.p2p_mutual);
     else if (key == "overlap") on_off(k.overlap, "off", "on");
     else if (key == "graph") on_off(k.graph, "off", "on");
-    else if (key == "p2p_low_priority") {
-      if (val == "auto" || val == "-1") k.p2p_low_priority = -1;
-      else if (val == "off" || val == "0") k.p2p_low_priority = 0;
-      else if (val == "on" || val == "1") k.p2p_low_priority = 1;
-      else ok = false;
-    } else if (key == "p2p_mutual_flow") {
-      if (val == "auto" || val == "-1") k.p2p_mutual_flow = -1;
-      else if (val == "off" || val == "0") k.p2p_mutual_flow = 0;
+    else if (key == "p2p_low_priority") tri(k.p2p_low_priority);
+    else if (key == "p2p_mutual_flow") {  // auto, off, or blocks per SM (>= 1)
+      if (val == "auto" || val == "-1" || val == "off" || val == "0") tri(k.p2p_mutual_flow);
       else count(k.p2p_mutual_flow, 1);
     }
     else if (key == "work") on_off(k.work_smem, "global", "smem");
@@ -183,10 +179,20 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
   return ok;
 }
 
+namespace {
+
+// ",key=auto|off|on" of a -1/0/1 field (or its count, when `counts`).
+std::string tri_string(const char* key, int v, bool counts = false) {
+  const std::string val = v < 0 ? "auto" : v == 0 ? "off" : counts ? std::to_string(v) : "on";
+  return std::string(",") + key + "=" + val;
+}
+
+}  // namespace
+
 std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   std::string s;
   for (const StageKernels& st : kStages) s += std::string(s.empty() ? "" : ",") + st.key + "=" + kernel_name(k.*st.member);
-  s += k.p2p_mutual < 0 ? ",p2p_mutual=auto" : k.p2p_mutual ? ",p2p_mutual=on" : ",p2p_mutual=off";
+  s += tri_string("p2p_mutual", k.p2p_mutual);
   s += k.overlap ? ",overlap=on" : ",overlap=off";
   s += k.graph ? ",graph=on" : ",graph=off";
   s += k.work_smem ? ",work=smem" : ",work=global";
@@ -197,8 +203,8 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   if (k.m2l_threads) s += ",m2l_threads=" + std::to_string(k.m2l_threads);
   if (k.m2l_gemm_mb) s += ",m2l_gemm_mb=" + std::to_string(k.m2l_gemm_mb);
   s += ",p2p_mutual_lanes=" + std::to_string(k.p2p_mutual_lanes);
-  s += ",p2p_mutual_flow=" + (k.p2p_mutual_flow < 0 ? std::string("auto") : std::to_string(k.p2p_mutual_flow));
-  s += k.p2p_low_priority < 0 ? ",p2p_low_priority=auto" : k.p2p_low_priority ? ",p2p_low_priority=on" : ",p2p_low_priority=off";
+  s += tri_string("p2p_mutual_flow", k.p2p_mutual_flow, true);
+  s += tri_string("p2p_low_priority", k.p2p_low_priority);
   return s;
 }
 
