@@ -210,6 +210,53 @@ TEST(LaplaceBasis, WalkTableGivesTheSameBits) {
   check_walk_table<float>(106);
 }
 
+// The gradient of an expansion from the walk's values and the shifted
+// coefficients (EvalAccumShift, what L2P and M2P use) equals the sum of the
+// coefficients times the differentiated walk's gradients, relative to the
+// sum of the terms' magnitudes; with the tabulated factors, the same bits as
+// without. Alternating signs too (M2P).
+template <class T>
+void check_grad_shift(uint64_t seed) {
+  std::mt19937_64 g(seed);
+  LaplaceWalkCoef<T> coef;
+  laplace_walk_coef_fill(coef);
+  for (int p : {1, 2, 3, 7, 22, kMaxP})
+    for (int t = 0; t < 12; ++t) {
+      const bool alternate = t & 1;
+      const auto x = uniform(g, 3, -0.9, 0.9);
+      const int nc = p * p;
+      const std::vector<T> c = cast<T>(uniform(g, nc, -1.0, 1.0));
+      std::vector<double> R(nc), X(nc), Y(nc), Z(nc);
+      laplace_regular_basis_grad(p, x[0], x[1], x[2], R.data(), X.data(), Y.data(), Z.data());
+      double ref[4] = {0, 0, 0, 0}, mag[4] = {0, 0, 0, 0};
+      for (int n = 0; n < p; ++n)
+        for (int m = -n; m <= n; ++m) {
+          const int i = n * n + n + m;
+          const double s = (alternate && (n & 1)) ? -double(c[i]) : double(c[i]);
+          const double* b[4] = {R.data(), X.data(), Y.data(), Z.data()};
+          for (int k = 0; k < 4; ++k) {
+            ref[k] += s * b[k][i];
+            mag[k] += std::abs(s * b[k][i]);
+          }
+        }
+      laplace_detail::EvalAccumShift<T> a0{c.data(), alternate, p, nullptr, T(0), {T(0), T(0), T(0)}};
+      laplace_detail::EvalAccumShift<T> a1{c.data(), alternate, p, &coef, T(0), {T(0), T(0), T(0)}};
+      laplace_regular_walk<false>(p, T(x[0]), T(x[1]), T(x[2]), a0);
+      laplace_regular_walk<false>(p, T(x[0]), T(x[1]), T(x[2]), a1, &coef);
+      const T got[4] = {a0.v, a0.g[0], a0.g[1], a0.g[2]};
+      for (int k = 0; k < 4; ++k)
+        EXPECT_NEAR(double(got[k]), ref[k], 4 * tol_of<T>() * (mag[k] + 1e-300))
+            << "p " << p << " component " << k << " alternate " << alternate;
+      EXPECT_EQ(a0.v, a1.v);
+      for (int k = 0; k < 3; ++k) EXPECT_EQ(a0.g[k], a1.g[k]) << "p " << p;
+    }
+}
+
+TEST(LaplaceBasis, GradientFromShiftedCoefficients) {
+  check_grad_shift<double>(107);
+  check_grad_shift<float>(108);
+}
+
 TEST(LaplaceBasis, AdditionTheoremEq14) {
   // 1/|r - r0| = sum (-1)^n Rh(r0) Sh(r) = sum (-1)^n Sh(r0) Rh(r) (roles swapped).
   std::mt19937_64 g(104);

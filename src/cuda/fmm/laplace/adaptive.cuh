@@ -16,7 +16,7 @@ namespace cuda {
 // L2P, thread per target (gpu_l2p = TPT, the default) over leaves of every
 // level: the target's leaf (leaf_of) gives the level, hence the box size and
 // the frame of its exact centre (l2p_point, as the other L2P kernels).
-template <class T>
+template <class T, bool kHess>
 __global__ void k_l2p_tpt_levels(int64_t n, int p, tree::Cube cube, lists::LevelOffsets roff, int l_max, DevSet R,
                                  const int32_t* __restrict__ leaf_of, const double* __restrict__ xyz,
                                  const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
@@ -24,8 +24,8 @@ __global__ void k_l2p_tpt_levels(int64_t n, int p, tree::Cube cube, lists::Level
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
     const int l = lists::level_of(roff, l_max, b);
-    l2p_point(p, T(tree::box_size(cube, l)), L + b * int64_t(p) * p, has_local[b] != 0, xyz, i,
-              tree::level_frame(cube, l), R.box_key[b], fp, fg, fh, walk);
+    l2p_point<T, kHess>(p, T(tree::box_size(cube, l)), L + b * int64_t(p) * p, has_local[b] != 0, xyz, i,
+                        tree::level_frame(cube, l), R.box_key[b], fp, fg, fh, walk);
   }
 }
 
@@ -50,8 +50,9 @@ __global__ void k_l2p_tpt_levels_nd(int64_t n, int p, tree::Cube cube, lists::Le
 // block's threads add its potential, gradient (and Hessian) at the leaf's
 // targets to the far-field outputs (after L2P, which wrote them). The box's
 // level follows from its index (soff); coordinates relative to its exact
-// centre, in double, rounded to T.
-template <class T>
+// centre, in double, rounded to T. kHess: the Hessian too (fh non-null), as
+// l2p_point's: without it, half the registers.
+template <class T, bool kHess>
 __global__ void __launch_bounds__(128)
     k_m2p_bpb(int64_t nrows, const int32_t* __restrict__ leaves, const int64_t* __restrict__ w_off,
               const int32_t* __restrict__ w, int p, tree::Cube cube, lists::LevelOffsets soff, int l_max, DevSet S,
@@ -75,7 +76,7 @@ __global__ void __launch_bounds__(128)
         T rel[3];
         rel_point(xyz, i, f, key, rel);
         laplace_m2p_point<T>(p, inv_h, rel, Ms, fp ? fp + i : nullptr, fg ? fg + 3 * i : nullptr,
-                             fh ? fh + 6 * i : nullptr, walk);
+                             kHess ? fh + 6 * i : nullptr, walk);
       }
     }
   }

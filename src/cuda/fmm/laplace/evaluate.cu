@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/common/staging.hpp"
 #include "cuda/fmm/laplace/gpu_data.cuh"
@@ -40,6 +41,16 @@ double elapsed(cudaEvent_t a, cudaEvent_t b) {
     return 0;
   }
   return ms * 1e-3;
+}
+
+// f(std::true_type) when the Hessian is wanted (fh non-null), else
+// f(std::false_type): the kHess of the L2P kernels (l2p_point).
+template <class F>
+void with_hess(const void* fh, F&& f) {
+  if (fh)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
 }
 
 // ------------------------------------------------------------ evaluate
@@ -455,8 +466,10 @@ struct Eval {
   void l2p_m2p_adaptive(const T* M, T* Lx, uint8_t* hl, T* fp, T* fg, T* fh) {
     const GpuData::Adaptive& a = G.ad;
     if (G.k.l2p == GPUFMM_STRATEGY_TPT) {
-      k_l2p_tpt_levels<T><<<blocks_for(G, P.ntrg, 128), 128, 0, s0>>>(P.ntrg, p, tr.cube, a.roff, L, dev_set(R),
-                                                                      G.leaf_of, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      with_hess(fh, [&](auto hess) {
+        k_l2p_tpt_levels<T, decltype(hess)::value><<<blocks_for(G, P.ntrg, 128), 128, 0, s0>>>(
+            P.ntrg, p, tr.cube, a.roff, L, dev_set(R), G.leaf_of, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      });
       check_launch("laplace L2P kernel");
     } else {
       const int64_t per_leaf = (P.ntrg + a.nleaves - 1) / std::max<int64_t>(a.nleaves, 1);
@@ -473,10 +486,13 @@ struct Eval {
     const GpuData::Adaptive& a = G.ad;
     if (a.nleaves > 0 && a.nw > 0) {
       const size_t smem = size_t(p2) * sizeof(T);
-      set_smem(k_m2p_bpb<T>, smem);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(a.nleaves, 1 << 30)));
-      k_m2p_bpb<T><<<blocks, 64, smem, s0>>>(a.nleaves, a.leaves, a.w_off, a.w, p, tr.cube, a.soff, L, dev_set(S),
-                                             dev_set(R), G.txyz, M, fp, fg, fh, tab.walk);
+      with_hess(fh, [&](auto hess) {
+        constexpr bool kHess = decltype(hess)::value;
+        set_smem(k_m2p_bpb<T, kHess>, smem);
+        k_m2p_bpb<T, kHess><<<blocks, 64, smem, s0>>>(a.nleaves, a.leaves, a.w_off, a.w, p, tr.cube, a.soff, L,
+                                                      dev_set(S), dev_set(R), G.txyz, M, fp, fg, fh, tab.walk);
+      });
       check_launch("laplace M2P kernel");
     }
   }
@@ -526,8 +542,10 @@ struct Eval {
     const int64_t nt = P.ntrg;
     const int64_t b0 = R.level_offset[L], nb = R.level_offset[L + 1] - b0;
     if (G.k.l2p == GPUFMM_STRATEGY_TPT) {
-      k_l2p_tpt<T><<<blocks_for(G, nt, 128), 128, 0, s0>>>(nt, p, T(tree::box_size(tr.cube, L)), dev_set(tr, R),
-                                                           G.leaf_of, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      with_hess(fh, [&](auto hess) {
+        k_l2p_tpt<T, decltype(hess)::value><<<blocks_for(G, nt, 128), 128, 0, s0>>>(
+            nt, p, T(tree::box_size(tr.cube, L)), dev_set(tr, R), G.leaf_of, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      });
       check_launch("laplace L2P kernel");
     } else {
       l2p_leaves(L, b0, nb, nullptr, nb > 0 ? (nt + nb - 1) / nb : 1, Lx, hl, fp, fg, fh);
@@ -544,14 +562,20 @@ struct Eval {
     DevSet Rd = dev_set(R);
     Rd.leaf = tree::level_frame(tr.cube, l);
     if (G.k.l2p == GPUFMM_STRATEGY_TPB) {
-      k_l2p_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, boxes, p, h, Rd, G.txyz, Lx, hl, fp, fg, fh,
-                                                        tab.walk);
+      with_hess(fh, [&](auto hess) {
+        k_l2p_tpb<T, decltype(hess)::value><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, boxes, p, h, Rd, G.txyz,
+                                                                                 Lx, hl, fp, fg, fh, tab.walk);
+      });
     } else {
       const int threads = per_leaf > 64 ? 128 : per_leaf > 32 ? 64 : 32;
       const size_t smem = size_t(p2) * sizeof(T);
-      set_smem(k_l2p_bpb<T>, smem);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nb, 1 << 30)));
-      k_l2p_bpb<T><<<blocks, threads, smem, s0>>>(b0, nb, boxes, p, h, Rd, G.txyz, Lx, hl, fp, fg, fh, tab.walk);
+      with_hess(fh, [&](auto hess) {
+        constexpr bool kHess = decltype(hess)::value;
+        set_smem(k_l2p_bpb<T, kHess>, smem);
+        k_l2p_bpb<T, kHess><<<blocks, threads, smem, s0>>>(b0, nb, boxes, p, h, Rd, G.txyz, Lx, hl, fp, fg, fh,
+                                                          tab.walk);
+      });
     }
     check_launch("laplace L2P kernel");
   }

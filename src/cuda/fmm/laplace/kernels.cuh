@@ -659,8 +659,11 @@ __global__ void __launch_bounds__(kBpbThreads)
 
 // ------------------------------------------------------------ L2P
 
-// fh (non-null, with fg): the Hessian too.
-template <class T>
+// kHess: the Hessian too, at fh (non-null, with fg). The kernels below are
+// instantiated with and without it: the Hessian's walk takes twice the
+// registers of the gradient's, so without kHess the L2P keeps four times
+// the warps per SM (evaluate.cu: with_hess picks the instantiation).
+template <class T, bool kHess>
 __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, const double* __restrict__ xyz,
                                           int64_t i, const tree::LevelFrame& f, uint64_t key, T* fp, T* fg, T* fh,
                                           const LaplaceWalkCoef<T>* walk) {
@@ -669,12 +672,12 @@ __device__ __forceinline__ void l2p_point(int p, T h, const T* Lb, bool has, con
     const T zero[3] = {T(0), T(0), T(0)};
     T r[3];
     rel_point(xyz, i, f, key, r);
-    laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr, walk, fh ? hs : nullptr);
+    laplace_l2p<T>(p, h, zero, Lb, 1, r, fp ? &v : nullptr, fg ? g : nullptr, walk, kHess ? hs : nullptr);
   }
   if (fp) fp[i] = v;
   if (fg)
     for (int k = 0; k < 3; ++k) fg[3 * i + k] = g[k];
-  if (fh)
+  if constexpr (kHess)
     for (int k = 0; k < 6; ++k) fh[6 * i + k] = hs[k];
 }
 
@@ -715,7 +718,7 @@ __global__ void k_l2p_tpt_nd(int64_t n, int p, T h, DevSet R, const int32_t* __r
 }
 
 // TpB: one thread per target leaf.
-template <class T>
+template <class T, bool kHess>
 __global__ void k_l2p_tpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet R,
                           const double* __restrict__ xyz, const T* __restrict__ L,
                           const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
@@ -725,19 +728,20 @@ __global__ void k_l2p_tpb(int64_t b0, int64_t nb, const int32_t* __restrict__ bo
     const bool has = has_local[b] != 0;
     const uint64_t key = R.box_key[b];
     for (int64_t i = R.point_begin[b]; i < R.point_end[b]; ++i)
-      l2p_point(p, h, L + b * int64_t(p) * p, has, xyz, i, R.leaf, key, fp, fg, fh, walk);
+      l2p_point<T, kHess>(p, h, L + b * int64_t(p) * p, has, xyz, i, R.leaf, key, fp, fg, fh, walk);
   }
 }
 
 // TpT: one thread per target.
-template <class T>
+template <class T, bool kHess>
 __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __restrict__ leaf_of,
                           const double* __restrict__ xyz, const T* __restrict__ L,
                           const uint8_t* __restrict__ has_local, T* fp, T* fg, T* fh,
                           const LaplaceWalkCoef<T>* __restrict__ walk) {
   for (int64_t i = gtid(); i < n; i += gstride()) {
     const int64_t b = leaf_of[i];
-    l2p_point(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.leaf, R.box_key[b], fp, fg, fh, walk);
+    l2p_point<T, kHess>(p, h, L + b * int64_t(p) * p, has_local[b] != 0, xyz, i, R.leaf, R.box_key[b], fp, fg, fh,
+                        walk);
   }
 }
 
@@ -745,7 +749,7 @@ __global__ void k_l2p_tpt(int64_t n, int p, T h, DevSet R, const int32_t* __rest
 // once into shared memory (dynamic, p^2 values) and the block's threads take
 // the leaf's targets (l2p_point: the shared laplace_l2p, reading L from
 // shared memory). has_local[b] == 0: zeros, as the other L2P kernels.
-template <class T>
+template <class T, bool kHess>
 __global__ void __launch_bounds__(128)
     k_l2p_bpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet R,
               const double* __restrict__ xyz, const T* __restrict__ L, const uint8_t* __restrict__ has_local, T* fp,
@@ -762,7 +766,7 @@ __global__ void __launch_bounds__(128)
     __syncthreads();
     const uint64_t key = R.box_key[b];
     for (int64_t i = R.point_begin[b] + threadIdx.x; i < R.point_end[b]; i += blockDim.x)
-      l2p_point(p, h, Ls, has, xyz, i, R.leaf, key, fp, fg, fh, walk);
+      l2p_point<T, kHess>(p, h, Ls, has, xyz, i, R.leaf, key, fp, fg, fh, walk);
   }
 }
 

@@ -91,18 +91,48 @@ GPUFMM_HD inline void laplace_walk_k(int n, int m, T& q_prev, T& k1, T& k2) {
   q_prev = q;
 }
 
+// The factors that give the gradient of a regular expansion from the values
+// of the basis alone (laplace_detail::EvalAccumShift). The generating
+// function of the basis, exp(t (u w + v / w + z)) with u = -(x + iy)/2,
+// v = (x - iy)/2, gives d/dz, d/du, d/dv as shifts of the degree by -1 (and
+// of the order by 0, -1, +1); in the normalised basis of this file that is
+//   d/dz Rh_N^{+-m} = fz Rh_{N-1}^{+-m},              fz = -sqrt((N-m)(N+m)),
+// and d/dx, d/dy map Rh_N^{+-m} onto Rh_{N-1}^{+-(m-1)} and Rh_{N-1}^{+-(m+1)}.
+// Read as the coefficients G of grad phi = sum G_{N-1}^{k} Rh_{N-1}^{k} for
+// phi = sum c_N^m Rh_N^m (docs/laplace_math.md "The gradient of a regular
+// expansion"), column m of degree N-1 takes
+//   c_N^{m-1} with fm = sqrt((N-m+1)(N-m))/2   (sqrt2 times that at m = 1, 0 at m = 0),
+//   c_N^{m+1} with fp = sqrt((N+m+1)(N+m))/2   (sqrt2 times that at m = 0),
+//   c_N^{m}   with fz;                                       0 <= m < N.
+template <class T>
+GPUFMM_HD inline void laplace_grad_shift(int N, int m, T& fz, T& fm, T& fp) {
+  using laplace_detail::hd_sqrt;
+  fz = -hd_sqrt(T((N - m) * (N + m)));
+  fm = m == 0 ? T(0) : hd_sqrt(T((N - m + 1) * (N - m))) / T(2);
+  fp = hd_sqrt(T((N + m + 1) * (N + m))) / T(2);
+  if (m == 1) fm *= hd_sqrt(T(2));
+  if (m == 0) fp *= hd_sqrt(T(2));
+}
+
 // The same coefficients tabulated, for walks that would otherwise spend one
 // square root and two divisions per (n, m) on every point (P2M, L2P): with
 // the table a walk gives bit for bit the values of the walk without it (IEEE
 // division and square root are correctly rounded, on the CPU and the GPU).
-// a[m] for 1 <= m < kMaxP; k1, k2 at laplace_walk_index(n, m), 0 <= m < n < kMaxP.
+// a[m] for 1 <= m < kMaxP; k1, k2 at laplace_walk_index(n, m), 0 <= m < n < kMaxP;
+// the gradient's factors (laplace_grad_shift) of degree N and order m as
+// shift[laplace_walk_index(N, m)] = {fz, fm, fp}, 0 <= m < N < kMaxP.
 constexpr int kLaplaceWalkTri = kMaxP * (kMaxP - 1) / 2;
 GPUFMM_HD constexpr int laplace_walk_index(int n, int m) { return n * (n - 1) / 2 + m; }
+template <class T>
+struct LaplaceShift {
+  T fz, fm, fp;
+};
 template <class T>
 struct LaplaceWalkCoef {
   T a[kMaxP];
   T k1[kLaplaceWalkTri];
   T k2[kLaplaceWalkTri];
+  LaplaceShift<T> shift[kLaplaceWalkTri];
 };
 template <class T>
 GPUFMM_HD inline void laplace_walk_coef_fill(LaplaceWalkCoef<T>& c) {
@@ -113,6 +143,11 @@ GPUFMM_HD inline void laplace_walk_coef_fill(LaplaceWalkCoef<T>& c) {
     for (int n = m + 1; n < kMaxP; ++n)
       laplace_walk_k(n, m, q_prev, c.k1[laplace_walk_index(n, m)], c.k2[laplace_walk_index(n, m)]);
   }
+  for (int n = 1; n < kMaxP; ++n)
+    for (int m = 0; m < n; ++m) {
+      LaplaceShift<T>& f = c.shift[laplace_walk_index(n, m)];
+      laplace_grad_shift(n, m, f.fz, f.fm, f.fp);
+    }
 }
 
 // Walks the normalised regular basis Rh_n^m(x,y,z) for n < p, column by

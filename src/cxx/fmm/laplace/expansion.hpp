@@ -77,39 +77,20 @@ struct SourceAccumNd {
   }
 };
 
-// Accumulates v = sum sgn_n c_n^m Rh_n^m and g = sum sgn_n c_n^m grad Rh_n^m.
+// Accumulates v = sum sgn_n c_n^m Rh_n^m (sgn_n = (-1)^n when alternate is
+// set: a multipole's Kelvin walk, M2P).
 template <class T>
 struct EvalAccum {
   const T* c;
   bool alternate;
   T v;
-  T g[3];
-  // The terms of coefficient (n, +-m) of c into v (and g).
+  // The terms of coefficient (n, +-m) of c into v.
   GPUFMM_HD static void terms(const T* c, bool alternate, T& v, int n, int m, T rc, T rs) {
     T a = c[n * n + n + m] * rc;
     if (m > 0) a += c[n * n + n - m] * rs;
     v += (alternate && (n & 1)) ? -a : a;
   }
-  GPUFMM_HD static void terms(const T* c, bool alternate, T& v, T* g, int n, int m, T rc, T rs, const T* gc,
-                              const T* gs) {
-    const T s = (alternate && (n & 1)) ? T(-1) : T(1);
-    const T cp = s * c[n * n + n + m];
-    v += cp * rc;
-    g[0] += cp * gc[0];
-    g[1] += cp * gc[1];
-    g[2] += cp * gc[2];
-    if (m > 0) {
-      const T cn = s * c[n * n + n - m];
-      v += cn * rs;
-      g[0] += cn * gs[0];
-      g[1] += cn * gs[1];
-      g[2] += cn * gs[2];
-    }
-  }
   GPUFMM_HD void operator()(int n, int m, T rc, T rs) { terms(c, alternate, v, n, m, rc, rs); }
-  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
-    terms(c, alternate, v, g, n, m, rc, rs, gc, gs);
-  }
 };
 
 // EvalAccum of ND expansions (c + k * stride) at one point: one walk of the
@@ -121,12 +102,88 @@ struct EvalAccumNd {
   long long stride;
   bool alternate;
   T v[ND];
-  T g[ND][3];
   GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
     for (int k = 0; k < ND; ++k) One::terms(c + k * stride, alternate, v[k], n, m, rc, rs);
   }
-  GPUFMM_HD void operator()(int n, int m, T rc, T rs, const T* gc, const T* gs) {
-    for (int k = 0; k < ND; ++k) One::terms(c + k * stride, alternate, v[k], g[k], n, m, rc, rs, gc, gs);
+};
+
+// Accumulates v (as EvalAccum) and g = grad v from the values of the basis alone
+// (laplace_regular_walk<false>): the gradient of sum_n<p c_n^m Rh_n^m is a
+// regular expansion of degree < p-1 whose coefficient at (n, +-m) combines
+// c_{n+1}^{+-(m-1)}, c_{n+1}^{+-m} and c_{n+1}^{+-(m+1)} (laplace_grad_shift;
+// docs/laplace_math.md "The gradient of a regular expansion"). About a third
+// of the operations of differentiating the walk; the same gradient to
+// rounding. p: the truncation of c; coef: the tabulated factors or null.
+template <class T>
+struct EvalAccumShift {
+  const T* c;
+  bool alternate;
+  int p;
+  const LaplaceWalkCoef<T>* coef;
+  T v;
+  T g[3];
+  // The terms of degree n, orders +-m of c: the value, and the gradient from
+  // degree n+1.
+  GPUFMM_HD static void terms(const T* c, bool alternate, int p, const LaplaceWalkCoef<T>* coef, T& v, T* g, int n,
+                              int m, T rc, T rs) {
+    const T sg = (alternate && (n & 1)) ? T(-1) : T(1);  // the value as EvalAccumHess: the same bits
+    v += sg * c[n * n + n + m] * rc;
+    if (m > 0) v += sg * c[n * n + n - m] * rs;
+    const int N = n + 1;
+    if (N >= p) return;
+    T fz, fm, fp;
+    if (coef) {
+      const LaplaceShift<T>& f = coef->shift[laplace_walk_index(N, m)];
+      fz = f.fz;
+      fm = f.fm;
+      fp = f.fp;
+    } else {
+      laplace_grad_shift(N, m, fz, fm, fp);
+    }
+    if (alternate && (N & 1)) {  // (-1)^N of the alternating sum
+      rc = -rc;
+      rs = -rs;
+    }
+    const T* cN = c + N * N + N;  // c_N^0
+    const T cz = cN[m], cp = cN[m + 1], cps = cN[-(m + 1)];
+    // Column m's cosine (multiplies rc) and sine (rs) parts of each component.
+    T xc = -fp * cp, yc = fp * cps;
+    const T zc = fz * cz;
+    if (m == 0) {
+      g[0] += xc * rc;
+      g[1] += yc * rc;
+      g[2] += zc * rc;
+      return;
+    }
+    const T cm = cN[m - 1];
+    xc += fm * cm;
+    T xs = -fp * cps;
+    const T ys = -(fp * cp + fm * cm), zs = fz * cN[-m];
+    if (m > 1) {  // c_N^{-(m-1)}; at m = 1 there is no sine part of order 0
+      const T cms = cN[-(m - 1)];
+      yc += fm * cms;
+      xs += fm * cms;
+    }
+    g[0] += xc * rc + xs * rs;
+    g[1] += yc * rc + ys * rs;
+    g[2] += zc * rc + zs * rs;
+  }
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) { terms(c, alternate, p, coef, v, g, n, m, rc, rs); }
+};
+
+// EvalAccumShift of ND expansions (c + k * stride) at one point.
+template <class T, int ND>
+struct EvalAccumShiftNd {
+  using One = EvalAccumShift<T>;
+  const T* c;
+  long long stride;
+  bool alternate;
+  int p;
+  const LaplaceWalkCoef<T>* coef;
+  T v[ND];
+  T g[ND][3];
+  GPUFMM_HD void operator()(int n, int m, T rc, T rs) {
+    for (int k = 0; k < ND; ++k) One::terms(c + k * stride, alternate, p, coef, v[k], g[k], n, m, rc, rs);
   }
 };
 
@@ -250,17 +307,21 @@ GPUFMM_HD inline void laplace_p2l(int p, T scale, const T* center, int n_src, co
 template <class T, int ND>
 GPUFMM_HD inline void laplace_l2p_point_nd(int p, T inv_h, const T* r, const T* L, long long stride, T* pot,
                                            T* grad, const laplace_detail::nd<LaplaceWalkCoef<T>>* coef = nullptr) {
-  laplace_detail::EvalAccumNd<T, ND> acc{L, stride, false, {}, {}};
-  for (int k = 0; k < ND; ++k) acc.v[k] = acc.g[k][0] = acc.g[k][1] = acc.g[k][2] = T(0);
   const T x = r[0] * inv_h, y = r[1] * inv_h, z = r[2] * inv_h;
   if (grad) {
-    laplace_regular_walk<true>(p, x, y, z, acc, coef);
-    const T s = inv_h * inv_h;
-    for (int k = 0; k < ND; ++k)
-      for (int c = 0; c < 3; ++c) grad[3 * k + c] += acc.g[k][c] * s;
-  } else {
+    laplace_detail::EvalAccumShiftNd<T, ND> acc{L, stride, false, p, coef, {}, {}};
+    for (int k = 0; k < ND; ++k) acc.v[k] = acc.g[k][0] = acc.g[k][1] = acc.g[k][2] = T(0);
     laplace_regular_walk<false>(p, x, y, z, acc, coef);
+    const T s = inv_h * inv_h;
+    for (int k = 0; k < ND; ++k) {
+      for (int c = 0; c < 3; ++c) grad[3 * k + c] += acc.g[k][c] * s;
+      if (pot) pot[k] += acc.v[k] * inv_h;
+    }
+    return;
   }
+  laplace_detail::EvalAccumNd<T, ND> acc{L, stride, false, {}};
+  for (int k = 0; k < ND; ++k) acc.v[k] = T(0);
+  laplace_regular_walk<false>(p, x, y, z, acc, coef);
   if (pot)
     for (int k = 0; k < ND; ++k) pot[k] += acc.v[k] * inv_h;
 }
@@ -268,7 +329,7 @@ GPUFMM_HD inline void laplace_l2p_point_nd(int p, T inv_h, const T* r, const T* 
 // L2P: for each target i, pot[i] += phi(y_i), grad[3i..3i+2] += grad phi(y_i)
 // with phi(y) = (1/h) sum L_n^m Rh_n^m((y-c)/h)  (eq. 13) and
 // grad phi = (1/h^2) sum L_n^m (grad Rh_n^m)(rho)  (eq. 25: the gradient is
-// taken by differentiating the recursions of eq. 15, see laplace_regular_walk);
+// a regular expansion of one degree less, laplace_detail::EvalAccumShift);
 // with hess (non-null), also hess[6i..6i+5] += the second derivatives
 // (1/h^3) sum L_n^m (D^2 Rh_n^m)(rho), order xx, yy, zz, xy, xz, yz
 // (laplace_regular_walk_hess; grad must then be non-null too).
@@ -342,15 +403,17 @@ GPUFMM_HD inline void laplace_m2p_point(int p, T inv_h, const T* rel, const T* M
     if (pot) *pot += acc.v * inv_r * inv_h;
     return;
   }
-  laplace_detail::EvalAccum<T> acc{M, true, T(0), {T(0), T(0), T(0)}};
   if (grad) {
-    laplace_regular_walk<true>(p, u[0], u[1], u[2], acc, coef);
+    laplace_detail::EvalAccumShift<T> acc{M, true, p, coef, T(0), {T(0), T(0), T(0)}};
+    laplace_regular_walk<false>(p, u[0], u[1], u[2], acc, coef);
     const T rg = (r[0] * acc.g[0] + r[1] * acc.g[1] + r[2] * acc.g[2]) * inv_r2;
     const T s = inv_h * inv_h * inv_r;
     for (int k = 0; k < 3; ++k) grad[k] += ((acc.g[k] - T(2) * r[k] * rg) * inv_r2 - acc.v * r[k] * inv_r2) * s;
-  } else {
-    laplace_regular_walk<false>(p, u[0], u[1], u[2], acc, coef);
+    if (pot) *pot += acc.v * inv_r * inv_h;
+    return;
   }
+  laplace_detail::EvalAccum<T> acc{M, true, T(0)};
+  laplace_regular_walk<false>(p, u[0], u[1], u[2], acc, coef);
   if (pot) *pot += acc.v * inv_r * inv_h;
 }
 
