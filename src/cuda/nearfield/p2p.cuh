@@ -169,7 +169,6 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
       sdz[kD ? ND * B : 1];
   __shared__ T sxl[kL ? B : 1], syl[kL ? B : 1], szl[kL ? B : 1];
   __shared__ int32_t pre[kMaxNeighbors + 1], sbeg[kMaxNeighbors];
-  __shared__ int ne_s;
   for (int64_t u = blockIdx.x; u < nunits; u += gridDim.x) {
     const uint64_t w = units[u];
     const int64_t b = b0 + int64_t(w >> 32);
@@ -205,23 +204,35 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
       // segment for the FMM's neighbour rows, <= 27 boxes), concatenated.
       const int64_t row_end = nbl.offsets[b + 1];
       for (int64_t e0 = nbl.offsets[b]; e0 < row_end; e0 += kMaxNeighbors) {
-      __syncthreads();  // every thread is done with the previous segment's pre / ne_s
-      if (threadIdx.x == 0) {
-        const int ne = static_cast<int>(row_end - e0 < kMaxNeighbors ? row_end - e0 : kMaxNeighbors);
-        pre[0] = 0;
-        for (int k = 0; k < ne; ++k) {
-          const int32_t s = nbl.index[e0 + k];
-          sbeg[k] = S.point_begin[s];
-          pre[k + 1] = pre[k] + (S.point_end[s] - S.point_begin[s]);
-        }
-        ne_s = ne;
+      const int ne = static_cast<int>(row_end - e0 < kMaxNeighbors ? row_end - e0 : kMaxNeighbors);
+      __syncthreads();  // every thread is done with the previous segment's pre
+      // The boxes' sizes, a thread per box (their loads in flight together),
+      // then their prefix sums by warp 0, two boxes per lane.
+      static_assert(kMaxNeighbors <= 64 && B >= kMaxNeighbors, "a thread per box, two per lane of warp 0");
+      if (int(threadIdx.x) < ne) {
+        const int32_t s = nbl.index[e0 + threadIdx.x];
+        sbeg[threadIdx.x] = S.point_begin[s];
+        pre[threadIdx.x + 1] = S.point_end[s] - S.point_begin[s];
       }
       __syncthreads();
-      const int n = pre[ne_s];
+      if (threadIdx.x < 32) {
+        const int l = int(threadIdx.x);
+        const int a = 2 * l < ne ? pre[2 * l + 1] : 0, c = 2 * l + 1 < ne ? pre[2 * l + 2] : 0;
+        int sum = a + c;
+        for (int o = 1; o < 32; o *= 2) {
+          const int up = __shfl_up_sync(0xffffffffu, sum, o);
+          if (l >= o) sum += up;
+        }
+        if (2 * l < ne) pre[2 * l + 1] = sum - c;
+        if (2 * l + 1 < ne) pre[2 * l + 2] = sum;
+        if (l == 0) pre[0] = 0;
+      }
+      __syncthreads();
+      const int n = pre[ne];
+      int kb = 0;  // the box of this thread's record k: k only grows, so kb carries over
       for (int j0 = 0; j0 < n; j0 += B) {
         const int k = j0 + threadIdx.x;
         if (k < n) {
-          int kb = 0;
           while (pre[kb + 1] <= k) ++kb;
           const int64_t si = sbeg[kb] + (k - pre[kb]);
           sx[threadIdx.x] = near_coord<T>(fr, 0, sxyz[3 * si]);
