@@ -1,5 +1,6 @@
 // Device views of trees and lists (plain pointers, passed to kernels by
-// value) and the grid-stride helpers every kernel family uses.
+// value), the grid-stride helpers every kernel family uses, and a warp's
+// prefix sum.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,6 +36,17 @@ struct DevList {
 
 __device__ __forceinline__ int64_t gtid() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t gstride() { return int64_t(gridDim.x) * blockDim.x; }
+
+// The inclusive prefix sum of v over the 32 lanes of a warp, all active
+// (lane: this thread's lane).
+template <class V>
+__device__ __forceinline__ V warp_inclusive_scan(V v, int lane) {
+  for (int o = 1; o < 32; o <<= 1) {
+    const V t = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v += t;
+  }
+  return v;
+}
 
 // Several densities on one geometry (nearfield k_p2p_bpb_nd, the Laplace
 // FMM's P2M and L2P): the first nk of a kernel's ND are real; density k's

@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "cuda/common/cuda_check.cuh"
+#include "cuda/common/device_views.cuh"
 #include "cuda/common/temp_storage.cuh"
 #include "lists/lists.hpp"
 
@@ -37,15 +38,6 @@ struct Out {
   int32_t* idx[kNumLists];
   int32_t* cls[kNumLists];
 };
-
-__device__ __forceinline__ int warp_exclusive_scan(int v, int lane) {
-  int inc = v;
-  for (int o = 1; o < 32; o <<= 1) {
-    const int t = __shfl_up_sync(kFull, inc, o);
-    if (lane >= o) inc += t;
-  }
-  return inc - v;
-}
 
 __device__ __forceinline__ int warp_sum(int v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
@@ -93,7 +85,7 @@ __global__ void __launch_bounds__(kBlock) lists_kernel(RowView v, int64_t rows, 
   }
   int64_t pos[kNumLists] = {0, 0, 0, 0};
   for (int k = kM2L; k < kNumLists; ++k) {
-    const int before = warp_exclusive_scan(cnt[k], lane);
+    const int before = gpufmm::cuda::warp_inclusive_scan(cnt[k], lane) - cnt[k];
     if ((v.want >> k) & 1u) pos[k] = o.off[k][r] + before;
   }
   if (lane < kSlots)

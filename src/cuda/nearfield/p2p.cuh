@@ -39,6 +39,7 @@ using gpufmm::cuda::DevSet;
 using gpufmm::cuda::NdLayout;
 using gpufmm::cuda::gstride;
 using gpufmm::cuda::gtid;
+using gpufmm::cuda::warp_inclusive_scan;
 
 constexpr int kP2PBlock = 128;
 constexpr int kMaxNeighbors = 64;  // source boxes per shared-memory segment of a row
@@ -218,11 +219,7 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
       if (threadIdx.x < 32) {
         const int l = int(threadIdx.x);
         const int a = 2 * l < ne ? pre[2 * l + 1] : 0, c = 2 * l + 1 < ne ? pre[2 * l + 2] : 0;
-        int sum = a + c;
-        for (int o = 1; o < 32; o *= 2) {
-          const int up = __shfl_up_sync(0xffffffffu, sum, o);
-          if (l >= o) sum += up;
-        }
+        const int sum = warp_inclusive_scan(a + c, l);
         if (2 * l < ne) pre[2 * l + 1] = sum - c;
         if (2 * l + 1 < ne) pre[2 * l + 2] = sum;
         if (l == 0) pre[0] = 0;

@@ -108,11 +108,7 @@ __global__ void __launch_bounds__(kTraverseBlock)
     // Slots: a warp-wide prefix sum of (children, entries), one atomic per
     // warp and counter (a warp asks at most 256 children and 32 entries).
     const uint32_t mine = uint32_t(nkids) | (uint32_t(npair) << 16);
-    uint32_t incl = mine;
-    for (int d = 1; d < 32; d <<= 1) {
-      const uint32_t v = __shfl_up_sync(0xffffffffu, incl, d);
-      if (lane >= d) incl += v;
-    }
+    const uint32_t incl = gpufmm::cuda::warp_inclusive_scan(mine, lane);
     const uint32_t total = __shfl_sync(0xffffffffu, incl, 31);
     unsigned long long base_k = 0, base_p = 0;
     if (lane == 31) {
