@@ -489,11 +489,12 @@ TEST_F(CudaLaplaceFmm, P2PWorkUnitsMatchCpu) {
 // and the CPU pipeline: leaves of 20000 .. 39 points (l_max 0 .. 3), the
 // crowded and nearly empty leaves of an ellipsoid (l_max 4: chunks of A and
 // tiles of B that end part-way), Plummer; double and float; potential with
-// and without the gradient; 4, 2 and 1 points of A per lane. Its sums run
-// in another order than BpB's (so the bits differ where there is more than
-// one leaf: the test sees which path ran) and in the same order every time
-// (a second evaluate, graph=off, and the flow schedule's single launch,
-// twice, and with one block per SM: the same bits).
+// and without the gradient; up to 5 (float; 4 in double), 2 and 1 points
+// of A per lane. Its sums run in another order than BpB's (so the bits
+// differ where there is more than one leaf: the test sees which path ran)
+// and in the same order every time (a second evaluate, graph=off, and the
+// flow schedule's single launch, twice, and with one block per SM: the same
+// bits).
 TEST_F(CudaLaplaceFmm, MutualNearFieldMatchesBpb) {
   const int64_t n = 20000;
   const auto q = randu(101, n, -1, 1);

@@ -18,8 +18,8 @@
 // on one stream and add into the results (zeroed first), so every target's
 // sum has the same order in every run.
 //
-// In a block (NW warps), each lane holds up to NA = 8 / NW points of A (a
-// chunk of up to kMutualChunk). A tile of 32 points of B sits in shared
+// In a block (NW warps), each lane holds up to NA points of A (a chunk of
+// up to 32 NW NA; mutual_max_na). A tile of 32 points of B sits in shared
 // memory; at step s lane l takes point (l + s) mod 32, whose four sums
 // travel one lane down per step by shuffles, so that after 32 steps every
 // lane holds its own point's sums over the warp's points of A; the warps'
@@ -43,8 +43,20 @@ namespace gpufmm {
 namespace nearfield {
 namespace cuda {
 
-// Points of A per chunk: NW warps of NA points per lane, NW NA = 8.
-constexpr int kMutualChunk = 256;
+// Points of A per lane at most: NW warps hold a chunk of up to 32 NW NA
+// points of A and sweep B once per chunk. In float, two-warp blocks take
+// up to 5 (320 points): the leaves of uniform points average 244 at
+// N = 1e6 (L = 4) and 305 at 1e7 (L = 5), and a chunk of 256 left a rest
+// of a few dozen points, whose second sweep over B had one point per lane
+// to spread the tile's loads and the shuffles over (the float P2P alone
+// 4.88 -> 4.71 ms at 1e6, 62.5 -> 58.2 ms at 1e7; H200). In double the
+// FP64 pipe bounds the rest's sweep as well: 5 gained nothing at 1e7 and
+// lost 1.5 % at 1e6, so it stays at 4 (docs/laplace_gpu.md "Mutual P2P").
+template <class T, int NW>
+constexpr int mutual_max_na() {
+  return sizeof(T) == 4 && NW == 2 ? 5 : 8 / NW;
+}
+
 // Resident warps per SM that the register budget must allow: 12 (at most
 // 168 registers per thread). Left alone, two-warp blocks took 184 and ran
 // 4-8 % slower; a cap of 128 was slower too (docs/laplace_gpu.md "Mutual P2P").
@@ -243,26 +255,35 @@ __device__ __forceinline__ void mutual_chunk(const Kern& kern, const NearFrame& 
   }
 }
 
+// mutual_chunk with NA = na points per lane (1 <= na <= NA): the fewest
+// that hold the chunk.
+template <class Kern, class T, bool kG, bool kSelf, bool kL2, int NW, int NA>
+__device__ __forceinline__ void mutual_chunk_na(int na, const Kern& kern, const NearFrame& fr, int32_t a0, int32_t ae,
+                                                int32_t bb, int32_t be, const double* __restrict__ xyz,
+                                                const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad,
+                                                MutualShared<T, NW>& sh) {
+  if constexpr (NA > 1)
+    if (na < NA) {
+      mutual_chunk_na<Kern, T, kG, kSelf, kL2, NW, NA - 1>(na, kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+      return;
+    }
+  mutual_chunk<Kern, T, kG, kSelf, kL2, NW, NA>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+}
+
 // The leaf pair pr = (A, B) of R (kSelf: A == B) by one block of NW warps,
-// in chunks of A.
+// in chunks of A of up to 32 NW mutual_max_na points.
 template <class Kern, class T, bool kG, bool kSelf, bool kL2, int NW>
 __device__ __forceinline__ void mutual_pair(const Kern& kern, int2 pr, const DevSet& R, const double* __restrict__ xyz,
                                             const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad,
                                             MutualShared<T, NW>& sh) {
-  constexpr int B = 32 * NW;
+  constexpr int B = 32 * NW, kNa = mutual_max_na<T, NW>();
   const NearFrame fr = near_frame(R, pr.x);
   const int32_t ab = R.point_begin[pr.x], ae = R.point_end[pr.x];
   const int32_t bb = R.point_begin[pr.y], be = R.point_end[pr.y];
-  for (int32_t a0 = ab; a0 < ae; a0 += kMutualChunk) {
-    const int32_t m = ae - a0;  // the same for the whole block
-    if (NW == 2 && m > 3 * B)
-      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 4>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
-    else if (NW == 2 && m > 2 * B)
-      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 3>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
-    else if (NW <= 4 && m > B)
-      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 2>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
-    else
-      mutual_chunk<Kern, T, kG, kSelf, kL2, NW, 1>(kern, fr, a0, ae, bb, be, xyz, q, pot, grad, sh);
+  for (int32_t a0 = ab; a0 < ae; a0 += kNa * B) {
+    const int32_t ce = ae - a0 > kNa * B ? a0 + kNa * B : ae;  // the chunk [a0, ce), the same for the whole block
+    mutual_chunk_na<Kern, T, kG, kSelf, kL2, NW, kNa>((ce - a0 + B - 1) / B, kern, fr, a0, ce, bb, be, xyz, q, pot,
+                                                      grad, sh);
   }
 }
 
@@ -272,7 +293,7 @@ template <class Kern, class T, bool kG, bool kSelf, int NW>
 __global__ void __launch_bounds__(32 * NW, kMutualMinWarpsPerSm / NW)
     k_p2p_mutual(Kern kern, const int2* __restrict__ pairs, int64_t npairs, DevSet R, const double* __restrict__ xyz,
                  const T* __restrict__ q, T* __restrict__ pot, T* __restrict__ grad) {
-  static_assert(NW == 2 || NW == 4 || NW == 8, "8 / NW points of A per lane");
+  static_assert(NW == 2 || NW == 4 || NW == 8, "mutual_max_na points of A per lane");
   __shared__ MutualShared<T, NW> sh;
   for (int64_t u = blockIdx.x; u < npairs; u += gridDim.x)
     mutual_pair<Kern, T, kG, kSelf, false, NW>(kern, pairs[u], R, xyz, q, pot, grad, sh);
@@ -290,7 +311,7 @@ template <class Kern, class T, bool kG, int NW>
 __global__ void __launch_bounds__(32 * NW, kMutualMinWarpsPerSm / NW)
     k_p2p_mutual_flow(Kern kern, MutualPasses mp, DevSet R, const double* __restrict__ xyz, const T* __restrict__ q,
                       T* __restrict__ pot, T* __restrict__ grad) {
-  static_assert(NW == 2 || NW == 4 || NW == 8, "8 / NW points of A per lane");
+  static_assert(NW == 2 || NW == 4 || NW == 8, "mutual_max_na points of A per lane");
   __shared__ MutualShared<T, NW> sh;
   __shared__ unsigned ticket;
   unsigned* done = mp.counters;
