@@ -6,8 +6,9 @@
 // faster, as it also runs beside the far field). Each unordered pair of
 // neighbouring leaves is visited once and each of its point pairs once: the distance and
 // its reciprocal square root serve both directions (the kernel struct's
-// accumulate_mutual; 24 FP64 instructions per pair with the gradient against
-// 2 x 19 for the two directions of the one-sided near field, p2p.cuh).
+// accumulate_mutual; 23 FP64 instructions per pair with the gradient against
+// 2 x 18 for the two directions of the one-sided near field, p2p.cuh; 24
+// and 19 before the r == 0 test left the FP64 pipe, rsqrt_or_zero).
 //
 // Passes, so that the sums are deterministic without atomics. Pass 0 sums
 // every leaf with itself (one-sided: the kernel's accumulate). Each of the

@@ -1,7 +1,7 @@
 // Elementary functions of the pair kernels (src/cxx/kernels), host+device.
 //
 // fast_rsqrt(x) = 1/sqrt(x): on the device the hardware reciprocal square
-// root, on the host 1/sqrt(x).
+// root, on the host 1/sqrt(x); rsqrt_or_zero (below) with 0 at x = 0.
 //  - float: the MUFU approximation (rsqrt.approx.ftz.f32, about 2 ulp). The
 //    ftz form skips rsqrtf's rescaling of subnormal inputs, which would only
 //    matter for squared distances below 1.2e-38, where the pair terms
@@ -141,6 +141,27 @@ GPUFMM_HD_INLINE double fast_rsqrt(double x) {
   return fma(fma(e, 0.375, 0.5), y * e, y);
 #else
   return 1.0 / hd_sqrt(x);
+#endif
+}
+
+// 1/r from r2 = r^2 >= 0, and 0 where r2 == 0 (a source on its target: no
+// self interaction), without a branch: fast_rsqrt taken unconditionally
+// (Inf or NaN at 0) and then selected away. On the device the double test
+// is on r2's high word, an integer compare: a compare of doubles runs on
+// the FP64 pipe, which bounds the double near field (one of its 19
+// instructions per pair, 24 for both directions of a mutual pair). The high
+// word is zero for 0 and for r2 below 2^-1042, a subnormal whose 1/r^3
+// overflows anyway (also 0 there, where fast_rsqrt flushes it to Inf or NaN).
+GPUFMM_HD_INLINE float rsqrt_or_zero(float r2) {
+  const float rs = fast_rsqrt(r2);  // outside the select: in it, the float BpB near field ran 2 % slower
+  return r2 != 0.0f ? rs : 0.0f;
+}
+GPUFMM_HD_INLINE double rsqrt_or_zero(double r2) {
+  const double rs = fast_rsqrt(r2);
+#if defined(__CUDA_ARCH__)
+  return __double2hiint(r2) != 0 ? rs : 0.0;
+#else
+  return r2 != 0.0 ? rs : 0.0;
 #endif
 }
 

@@ -27,15 +27,14 @@ struct Laplace {
   // (rx, ry, rz) = y - x: v += phi and, when kG, (gx, gy, gz) += grad phi.
   // kC / kD say which of q and d the source carries (the other arguments
   // are then ignored). The reciprocal square root is taken unconditionally
-  // (Inf or NaN at r == 0) and then selected away, with no branch, so that
-  // loops over sources vectorise on the CPU and compile to straight-line
-  // code (a compare and a select) on the GPU.
+  // (Inf or NaN at r == 0) and then selected away (rsqrt_or_zero), with no
+  // branch, so that loops over sources vectorise on the CPU and compile to
+  // straight-line code (an integer compare and a select) on the GPU.
   template <bool kC, bool kD, bool kG>
   GPUFMM_HD_INLINE void accumulate(T rx, T ry, T rz, T q, T dx, T dy, T dz, T& v, T& gx, T& gy,
                                    T& gz) const {
     const T r2 = rx * rx + ry * ry + rz * rz;
-    const T rs = fast_rsqrt(r2);
-    const T inv_r = r2 != T(0) ? rs : T(0);  // no self interaction
+    const T inv_r = rsqrt_or_zero(r2);  // no self interaction
     const T inv_r2 = inv_r * inv_r;
     const T inv_r3 = inv_r2 * inv_r;
     if (kC) {
@@ -69,8 +68,7 @@ struct Laplace {
   GPUFMM_HD_INLINE void accumulate_mutual(T rx, T ry, T rz, T qa, T qb, T& va, T& gxa, T& gya, T& gza, T& vb,
                                           T& gxb, T& gyb, T& gzb) const {
     const T r2 = rx * rx + ry * ry + rz * rz;
-    const T rs = fast_rsqrt(r2);
-    const T inv_r = r2 != T(0) ? rs : T(0);  // no self interaction
+    const T inv_r = rsqrt_or_zero(r2);  // no self interaction
     const T inv_r2 = inv_r * inv_r;
     const T inv_r3 = inv_r2 * inv_r;
     va += qb * inv_r;
@@ -95,8 +93,7 @@ struct Laplace {
   template <bool kC, bool kD>
   GPUFMM_HD_INLINE void accumulate_hess(T rx, T ry, T rz, T q, T dx, T dy, T dz, HessRef<T> o) const {
     const T r2 = rx * rx + ry * ry + rz * rz;
-    const T rs = fast_rsqrt(r2);
-    const T inv_r = r2 != T(0) ? rs : T(0);
+    const T inv_r = rsqrt_or_zero(r2);
     const T inv_r2 = inv_r * inv_r;
     const T inv_r3 = inv_r2 * inv_r;
     const T inv_r5 = inv_r3 * inv_r2;

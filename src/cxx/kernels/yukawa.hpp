@@ -42,8 +42,7 @@ struct Yukawa {
   GPUFMM_HD_INLINE void accumulate(T rx, T ry, T rz, T q, T, T, T, T& v, T& gx, T& gy, T& gz) const {
     static_assert(!kD, "the Yukawa kernel has no dipole sources");
     const T r2 = rx * rx + ry * ry + rz * rz;
-    const T rs = fast_rsqrt(r2);
-    const T inv_r = r2 != T(0) ? rs : T(0);  // no self interaction
+    const T inv_r = rsqrt_or_zero(r2);  // no self interaction
     screened_terms<kG>(kappa, r2 * inv_r, inv_r, rx, ry, rz, q, v, gx, gy, gz);
   }
 };
