@@ -48,22 +48,26 @@ void check_window(gpufmm_context_t ctx, const CalibrationCase& c, uint64_t seed)
   const CalibrationResult r = run_calibration_case(ctx, ctx, c, seed);
   const std::string what = c.name() + note();
   ASSERT_EQ(r.status, GPUFMM_SUCCESS) << what << ": " << gpufmm_last_error_message();
-  std::printf("  %-56s p=%2d (model %2d) L=%d M2L %6lld evaluates %2d measured %.2e achieved %.2e (eps/%.1f; without dominating targets eps/%.1f)\n",
+  std::printf("  %-56s p=%2d (model %2d) L=%d M2L %6lld evaluates %2d measured %.2e achieved %.2e (eps/%.1f; without dominating targets eps/%.1f; worst of %d sets eps/%.1f)\n",
               c.name().c_str(), r.info.p,
               gpufmm::fmm::laplace_p_from_eps(c.eps, c.precision == GPUFMM_FLOAT32), r.info.l_max,
               static_cast<long long>(r.info.m2l_translations),
-              r.info.calibration_evaluates, r.info.measured_eps, r.achieved(), c.eps / r.achieved(), c.eps / r.achieved_robust());
+              r.info.calibration_evaluates, r.info.measured_eps, r.achieved(), c.eps / r.achieved(), c.eps / r.achieved_robust(),
+              c.sets, c.eps / r.worst_robust);
   ASSERT_GE(r.info.l_max, 2) << what;  // a far field to truncate
   ASSERT_GT(r.info.m2l_translations, 0) << what;  // not all of it summed directly
   EXPECT_GT(r.info.calibration_evaluates, 0) << what;
   // Within the goal, or the most terms allowed reach no further (then the
   // plan has the largest p and says what it measured there: an honest
-  // estimate of the error in the calibration's norm, within 3x of it).
+  // estimate of the error in the calibration's norm, within 3x of the worst
+  // of as many density sets as the calibration measured: c.sets, 4 on
+  // plans of few targets, whose sets' errors differ by up to 3.8x; against
+  // one set the estimate was 7.2x high on Plummer dipoles at eps 1e-12).
   const int pmax = c.precision == GPUFMM_FLOAT32 ? gpufmm::kLaplaceMaxPFloat : gpufmm::kMaxP;
   if (r.info.measured_eps > c.eps / gpufmm::kLaplaceCalibrationMargin) {
     EXPECT_EQ(r.info.p, pmax) << what << ": missed the goal below the largest p";
-    EXPECT_LE(r.info.measured_eps, 3 * r.achieved_robust()) << what;
-    EXPECT_GE(r.info.measured_eps, r.achieved_robust() / 3) << what;
+    EXPECT_LE(r.info.measured_eps, 3 * r.worst_robust) << what;
+    EXPECT_GE(r.info.measured_eps, r.worst_robust / 3) << what;
   }
   EXPECT_LE(r.achieved(), c.eps) << what;
   if (!c.positive && c.kind != kBoth) EXPECT_GE(r.achieved_robust(), c.eps / 30) << what;
@@ -98,6 +102,7 @@ TEST(LaplaceCalibration, DoubleAtEps1e12) {
     // constants send them all to the direct sum (a translation costs as
     // much as ~85000 pairs), which leaves nothing to calibrate.
     k.v_direct = 0;
+    k.sets = 4;  // as the calibration of 4000 targets (kFewTargetSets)
     check_window(c.ctx, k, calibrate_seed() + 50 + i++);
   }
 }
