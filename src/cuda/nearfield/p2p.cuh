@@ -154,8 +154,12 @@ constexpr int kP2PPass = 2 * kP2PBlock;
 // as near_coord takes them; each thread owns up to two
 // targets, t and t + kP2PBlock (two only when the pass has more than
 // kP2PBlock: one tile load and one shared-memory read serve both, and the
-// two sums are independent chains). Pair math: the kernel struct's accumulate
-// (kH: accumulate_hess, the Hessian into hess, 6 per target; kG then too).
+// two sums are independent chains); in double, a pass of at most
+// kP2PBlock / 2 or / 4 targets has 2 or 4 threads per target, each over its
+// part of every tile (without the Hessian; the parts' sums added in part
+// order).
+// Pair math: the kernel struct's accumulate (kH: accumulate_hess, the
+// Hessian into hess, 6 per target; kG then too).
 // The body of k_p2p_bpb and k_p2p_bpb_nd (ND densities laid out as nl says).
 template <class Kern, class T, bool kC, bool kD, bool kG, bool kH, int ND>
 __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nunits, const uint64_t* __restrict__ units,
@@ -166,9 +170,11 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
   static_assert(ND == 1 || !kH, "the Hessian takes one density at a time");
   constexpr int B = kP2PBlock;
   constexpr bool kL = kSplit<T>;
+  constexpr bool kParts = !kH && !kSplit<T>;  // see parts below
   __shared__ T sx[B], sy[B], sz[B], sq[kC ? ND * B : 1], sdx[kD ? ND * B : 1], sdy[kD ? ND * B : 1],
       sdz[kD ? ND * B : 1];
   __shared__ T sxl[kL ? B : 1], syl[kL ? B : 1], szl[kL ? B : 1];
+  __shared__ T red[kParts ? 4 * ND : 1][kParts ? B : 1];
   __shared__ int32_t pre[kMaxNeighbors + 1], sbeg[kMaxNeighbors];
   for (int64_t u = blockIdx.x; u < nunits; u += gridDim.x) {
     const uint64_t w = units[u];
@@ -179,11 +185,26 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
     const int32_t t0 = R.point_begin[b] + pass * kP2PPass;
     {
       const bool two = te - t0 > B;  // the same for the whole block
+      // Parts: a pass of at most B/4 (B/2) targets is summed by 4 (2)
+      // threads per target, each over its contiguous quarter (half) of every
+      // tile, and the parts' sums are added in part order at the end; so a
+      // small leaf's block keeps all its warps at work (with one thread per
+      // target, the Plummer points' passes of 59 targets on average left
+      // half of them idle and the FP64 pipe at 71 %; with parts the P2P
+      // alone is 1-15 % faster on adaptive plans, H200). kParts: double
+      // without the Hessian (ND densities take the same parts, so each keeps
+      // the one-density order). The float near field, bound by its issue
+      // rate rather than by the FP64 pipe's latency, ran 3-7 % slower with
+      // parts; it keeps one thread per target (part 0 as a constant: as a
+      // value its index arithmetic made the float kernel 20 % slower).
+      const int parts = kParts ? (te - t0 <= B / 4 ? 4 : te - t0 <= B / 2 ? 2 : 1) : 1;
+      const int slot = kParts ? int(threadIdx.x) % (B / parts) : int(threadIdx.x);
+      const int part = kParts ? int(threadIdx.x) / (B / parts) : 0;
       int32_t i[2];
       bool active[2];
       T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[ND][2], gx[ND][2], gy[ND][2], gz[ND][2], h[kH ? 2 : 1][6];
       for (int k = 0; k < 2; ++k) {
-        i[k] = t0 + k * B + threadIdx.x;
+        i[k] = t0 + k * B + slot;
         active[k] = i[k] < te;
         tx[k] = ty[k] = tz[k] = txl[k] = tyl[k] = tzl[k] = T(0);
         if (active[k]) {
@@ -259,15 +280,43 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
           if (active[0])
             p2p_tile<T, kC, kD, kG, 2, kH, ND>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl,
                                            tyl, tzl, v, gx, gy, gz, h);
-        } else if (active[0]) {
-          p2p_tile<T, kC, kD, kG, 1, kH, ND>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl, tyl,
-                                         tzl, v, gx, gy, gz, h);
+        } else if (active[0]) {  // this part's records [j, j + mp) of the tile (all of it with one part)
+          int j = 0, mp = m;
+          if (kParts && parts > 1) {
+            const int c = (m + parts - 1) / parts;
+            j = min(m, part * c);
+            mp = min(m, j + c) - j;
+          }
+          p2p_tile<T, kC, kD, kG, 1, kH, ND>(kern, mp, sx + j, sy + j, sz + j, sxl + (kL ? j : 0), syl + (kL ? j : 0),
+                                         szl + (kL ? j : 0), sq + (kC ? j : 0), sdx + (kD ? j : 0), sdy + (kD ? j : 0),
+                                         sdz + (kD ? j : 0), tx, ty, tz, txl, tyl, tzl, v, gx, gy, gz, h);
         }
         __syncthreads();
       }
       }
+      if (kParts && parts > 1) {  // the parts' sums into part 0's, in part order
+        __syncthreads();
+        if (part > 0)
+          for (int kk = 0; kk < ND; ++kk) {
+            red[4 * kk][threadIdx.x] = v[kk][0];
+            red[4 * kk + 1][threadIdx.x] = gx[kk][0];
+            red[4 * kk + 2][threadIdx.x] = gy[kk][0];
+            red[4 * kk + 3][threadIdx.x] = gz[kk][0];
+          }
+        __syncthreads();
+        if (part == 0)
+          for (int q = 1; q < parts; ++q) {
+            const int o = int(threadIdx.x) + q * (B / parts);
+            for (int kk = 0; kk < ND; ++kk) {
+              v[kk][0] += red[4 * kk][o];
+              gx[kk][0] += red[4 * kk + 1][o];
+              gy[kk][0] += red[4 * kk + 2][o];
+              gz[kk][0] += red[4 * kk + 3][o];
+            }
+          }
+      }
       for (int k = 0; k < 2; ++k)
-        if (active[k]) {
+        if (active[k] && part == 0) {
 #pragma unroll
           for (int kk = 0; kk < ND; ++kk) {
             if (ND > 1 && kk >= nl.nk) break;
