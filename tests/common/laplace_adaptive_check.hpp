@@ -15,19 +15,14 @@
 #include <string>
 
 #include "common/hessian_check.hpp"
+#include "common/test_seed.hpp"
 #include "core/context.hpp"
 #include "fmm/laplace/plan.hpp"
 
 namespace gpufmm_test {
 
 inline uint64_t adaptive_seed() {
-  static const uint64_t seed = [] {
-    if (const char* e = std::getenv("GPUFMM_TEST_SEED")) return uint64_t(std::strtoull(e, nullptr, 10));
-    std::random_device rd;
-    const uint64_t s = (uint64_t(rd()) << 32) ^ rd();
-    std::printf("adaptive FMM tests: seed %llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
+  static const uint64_t seed = fresh_test_seed("adaptive FMM tests");
   return seed;
 }
 

@@ -38,11 +38,15 @@ struct CalibrationCase {
   // same kind (values uniform in (-1, 1), seeds apart), for the worst error
   // over them (CalibrationResult::worst_robust).
   int sets = 1;
+  // > 0: the second source moved to this distance from the first, a closest
+  // pair whose values hold nearly all of the norm.
+  double close_pair = 0;
   std::string name() const {
-    char b[160];
-    std::snprintf(b, sizeof b, "%s %s %s%s %s eps=%.0e n=%lld", dist_name(dist), same ? "same" : "distinct",
+    char b[192];
+    std::snprintf(b, sizeof b, "%s %s %s%s %s eps=%.0e n=%lld%s", dist_name(dist), same ? "same" : "distinct",
                   positive ? "positive " : "", source_kind_name(kind),
-                  precision == GPUFMM_FLOAT32 ? "float" : "double", eps, static_cast<long long>(n));
+                  precision == GPUFMM_FLOAT32 ? "float" : "double", eps, static_cast<long long>(n),
+                  close_pair > 0 ? " close pair" : "");
     return b;
   }
 };
@@ -83,11 +87,15 @@ inline void rel_l2_plain_and_robust(const std::vector<double>& a, const std::vec
   std::vector<size_t> order(nt);
   for (size_t t = 0; t < nt; ++t) order[t] = t;
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return v[x] > v[y]; });
-  for (size_t k = 0; k < std::min<size_t>(nt / 64, 64) && v[order[k]] * 32 > n; ++k) {
-    n -= v[order[k]];
-    e -= d2[order[k]];
-  }
-  robust = std::sqrt(std::max(e, 0.0) / n);
+  // rest[k]: the norm without the k largest, summed from the smallest up (not
+  // the total less the largest: a closest pair can hold 1e15 times the rest).
+  std::vector<double> rest(nt + 1, 0.0);
+  for (size_t k = nt; k-- > 0;) rest[k] = rest[k + 1] + v[order[k]];
+  size_t out = 0;
+  while (out < std::min<size_t>(nt / 64, 64) && v[order[out]] * 32 > rest[out]) ++out;
+  double e_rest = 0;
+  for (size_t k = nt; k-- > out;) e_rest += d2[order[k]];
+  robust = std::sqrt(e_rest / rest[out]);
 }
 
 // The densities option a case's plan is made for.
@@ -106,6 +114,12 @@ inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_conte
   NdProblem p = make_nd_problem(c.dist, c.n, c.same ? -1 : (2 * c.n) / 3, 1, c.kind, seed);
   if (c.positive)
     for (double& v : p.q) v = 0.5 * (v + 1.0);
+  if (c.close_pair > 0) {
+    Rng g(seed + 7);
+    double u[3];
+    g.direction(u[0], u[1], u[2]);
+    for (int k = 0; k < 3; ++k) p.src[size_t(3 + k)] = p.src[size_t(k)] + c.close_pair * u[k];
+  }
   gpufmm_laplace_options_t o;
   gpufmm_laplace_options_init(&o);
   o.eps = c.eps;

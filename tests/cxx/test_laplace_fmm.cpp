@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "common/test_seed.hpp"
 #include "common/rel_l2.hpp"
 #include "core/context.hpp"
 #include "fmm/laplace/math.hpp"
@@ -44,11 +45,7 @@ namespace {
 using gpufmm_test::Dist;
 
 uint64_t base_seed() {
-  static const uint64_t seed = [] {
-    if (const char* e = std::getenv("GPUFMM_TEST_SEED")) return uint64_t(std::strtoull(e, nullptr, 10));
-    std::random_device rd;
-    return uint64_t((uint64_t(rd()) << 32) ^ rd());
-  }();
+  static const uint64_t seed = gpufmm_test::fresh_test_seed(nullptr);
   return seed;
 }
 

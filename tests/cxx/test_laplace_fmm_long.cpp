@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/distributions.hpp"
+#include "common/test_seed.hpp"
 #include "gpufmm.h"
 
 namespace {
@@ -30,11 +31,7 @@ namespace {
 using gpufmm_test::Dist;
 
 uint64_t base_seed() {
-  static const uint64_t seed = [] {
-    if (const char* e = std::getenv("GPUFMM_TEST_SEED")) return uint64_t(std::strtoull(e, nullptr, 10));
-    std::random_device rd;
-    return uint64_t((uint64_t(rd()) << 32) ^ rd());
-  }();
+  static const uint64_t seed = gpufmm_test::fresh_test_seed(nullptr);
   return seed;
 }
 

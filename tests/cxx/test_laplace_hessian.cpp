@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/hessian_check.hpp"
+#include "common/test_seed.hpp"
 #include "fmm/laplace/math.hpp"
 #include "gpufmm.h"
 #include "kernels/laplace.hpp"
@@ -46,11 +47,7 @@ constexpr double kHessFactor = 1.0;
 constexpr double kFarHessFactor = 8.0;
 
 uint64_t base_seed() {
-  static const uint64_t seed = [] {
-    if (const char* e = std::getenv("GPUFMM_TEST_SEED")) return uint64_t(std::strtoull(e, nullptr, 10));
-    std::random_device rd;
-    return uint64_t((uint64_t(rd()) << 32) ^ rd());
-  }();
+  static const uint64_t seed = gpufmm_test::fresh_test_seed(nullptr);
   return seed;
 }
 

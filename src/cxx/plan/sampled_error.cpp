@@ -53,24 +53,12 @@ double estimated_rel_l2(const std::vector<double>& approx, const std::vector<dou
                         std::vector<double>& v2) {
   const int64_t nt = int64_t(approx.size()) / per;
   v2.resize(size_t(nt));
-  // The sum in fixed blocks, added in order: the same bits on any number of
-  // threads (a plan's p must not depend on them).
-  constexpr int64_t kBlock = 4096;
-  const int64_t nblocks = (nt + kBlock - 1) / kBlock;
-  std::vector<double> partial(size_t(nblocks), 0.0);
 #pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < nblocks; ++b) {
-    double sum = 0;
-    for (int64_t t = b * kBlock; t < std::min(nt, (b + 1) * kBlock); ++t) {
-      double s = 0;
-      for (int c = 0; c < per; ++c) s += approx[size_t(t * per + c)] * approx[size_t(t * per + c)];
-      v2[size_t(t)] = s;
-      sum += s;
-    }
-    partial[size_t(b)] = sum;
+  for (int64_t t = 0; t < nt; ++t) {
+    double s = 0;
+    for (int c = 0; c < per; ++c) s += approx[size_t(t * per + c)] * approx[size_t(t * per + c)];
+    v2[size_t(t)] = s;
   }
-  double n = 0;
-  for (double x : partial) n += x;
   // The largest targets, largest first: at most kMaxDominant, and at most
   // one in kDominantShare of them (with few targets each would hold more
   // than 1/kDominant of the rest once fewer than kDominant remained, and
@@ -86,14 +74,42 @@ double estimated_rel_l2(const std::vector<double>& approx, const std::vector<dou
     top.insert(at, {v, t});
     if (int64_t(top.size()) > keep) top.pop_back();
   }
+  // The norm of the targets outside `top`, summed (not the total less the
+  // largest: a closest pair's |grad|^2 can be 1e15 times the rest's, and
+  // the difference would be rounding, even negative), in fixed blocks added
+  // in order: the same bits on any number of threads (a plan's p must not
+  // depend on them).
+  std::vector<int64_t> in_top(top.size());
+  for (size_t i = 0; i < top.size(); ++i) in_top[i] = top[i].second;
+  std::sort(in_top.begin(), in_top.end());
+  constexpr int64_t kBlock = 4096;
+  const int64_t nblocks = (nt + kBlock - 1) / kBlock;
+  std::vector<double> partial(size_t(nblocks), 0.0);
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t lo = b * kBlock, hi = std::min(nt, (b + 1) * kBlock);
+    auto skip = std::lower_bound(in_top.begin(), in_top.end(), lo);
+    double sum = 0;
+    for (int64_t t = lo; t < hi; ++t) {
+      if (skip != in_top.end() && *skip == t) {
+        ++skip;
+        continue;
+      }
+      sum += v2[size_t(t)];
+    }
+    partial[size_t(b)] = sum;
+  }
+  // rest[j]: the norm without top[0 .. j-1], summed from the smallest up.
+  std::vector<double> rest(top.size() + 1);
+  rest[top.size()] = 0;
+  for (double x : partial) rest[top.size()] += x;
+  for (size_t j = top.size(); j-- > 0;) rest[j] = rest[j + 1] + top[j].first;
   // Leave out, largest first, every target that holds more than 1/kDominant
   // of what remains.
   std::vector<int64_t> left_out;
-  for (const auto& e : top) {
-    if (!(e.first * kDominant > n)) break;
-    n -= e.first;
-    left_out.push_back(e.second);
-  }
+  while (left_out.size() < top.size() && top[left_out.size()].first * kDominant > rest[left_out.size()])
+    left_out.push_back(top[left_out.size()].second);
+  const double n = rest[left_out.size()];
   std::sort(left_out.begin(), left_out.end());
   double e = 0;
   for (size_t i = 0; i < S.at.size(); ++i) {
