@@ -494,7 +494,9 @@ typedef struct gpufmm_laplace_options_s {
                           against the direct sum, is within eps/2.2 (lands
                           within ~2-4x below eps; docs/laplace_fmm.md sec. 3);
                           0: p from the worst-case error model (no test
-                          evaluates; ~10-50x below eps on most inputs)       */
+                          evaluates; ~10-50x below eps on most inputs, but
+                          up to 1.6x above it on cubic lattices of dipoles
+                          at eps 1e-9: docs/laplace_fmm.md sec. 3)           */
   int densities;       /* a gpufmm_laplace_densities_t: ANY (default), CHARGES
                           or DIPOLES - what the evaluates' sources carry; the
                           calibration uses it, and an evaluate passing the
