@@ -450,7 +450,9 @@ typedef struct gpufmm_laplace_options_s {
   double eps;          /* requested relative L2 error of potential and gradient
                           (eq. 36), 0 < eps < 1; default 1e-6; with
                           GPUFMM_FLOAT32 at least 1e-5 (GPUFMM_ERROR_ACCURACY
-                          below: single precision does not reach it)         */
+                          below: single precision does not reach it; also
+                          where the calibration measures more than eps at
+                          float's largest p on the given points)            */
   int precision;       /* GPUFMM_FLOAT64 (default) or GPUFMM_FLOAT32: the
                           arithmetic of evaluate; host inputs and outputs of
                           gpufmm_laplace_evaluate are double either way        */
@@ -496,7 +498,8 @@ typedef struct gpufmm_laplace_options_s {
                           0: p from the worst-case error model (no test
                           evaluates; ~10-50x below eps on most inputs, but
                           up to 1.6x above it on cubic lattices of dipoles
-                          at eps 1e-9: docs/laplace_fmm.md sec. 3)           */
+                          at eps 1e-9, and 8x for dipoles at targets far
+                          from every source: docs/laplace_fmm.md sec. 3)     */
   int densities;       /* a gpufmm_laplace_densities_t: ANY (default), CHARGES
                           or DIPOLES - what the evaluates' sources carry; the
                           calibration uses it, and an evaluate passing the
@@ -546,8 +549,10 @@ gpufmm_status_t gpufmm_laplace_options_init(gpufmm_laplace_options_t* opt);
  * coordinate, named with its index; precision FLOAT32 and points whose
  * bounding cube's side is outside [2^-32, 2^60]); ACCURACY (a nonzero
  * coordinate below 2^-458 in magnitude, named with its index, or a cube
- * side above 2^500: squared distances would underflow or overflow double);
- * OUT_OF_MEMORY; DEVICE. */
+ * side above 2^500: squared distances would underflow or overflow double;
+ * FLOAT32 with eps below 1e-5, or a calibrated FLOAT32 plan whose test
+ * evaluates measure more than eps at p = 16, the largest in float: the
+ * message names the error measured); OUT_OF_MEMORY; DEVICE. */
 gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_laplace_options_t* opt,
                                            int64_t nsrc, const double* sources, int64_t ntrg,
                                            const double* targets, gpufmm_laplace_plan_t* plan);

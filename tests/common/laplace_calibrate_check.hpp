@@ -17,6 +17,7 @@
 #include "common/laplace_adaptive_check.hpp"
 #include "common/laplace_kernels.hpp"
 #include "gpufmm.h"
+#include "plan/sampled_error.hpp"
 
 namespace gpufmm_test {
 
@@ -44,12 +45,25 @@ struct CalibrationCase {
   // The sources on a cell-centred cubic lattice of floor(cbrt(n))^3 points
   // (n is that many then), where the error model of calibrate = 0 misses eps.
   bool lattice = false;
+  // > 0: distinct targets (2n/3) on a sphere of this radius around the
+  // centre of the unit cube (the Plummer centre), so far from every source
+  // that their near fields are all but empty (create.cpp: a sparse plan).
+  double far_targets = 0;
+  // The tree: ADAPTIVE with at most s_max points per leaf (run_calibration_case),
+  // or UNIFORM at the cost model's depth.
+  bool uniform_tree = false;
+  // The densities of every set shifted so that their sum (total charge,
+  // dipole moment) has its typical magnitude, as the calibration's reference
+  // sets are (plan::typical_leading_moment): far targets see a set through
+  // that sum, and one that cancels by chance has a larger relative error
+  // by as much, whatever p.
+  bool typical_moments = false;
   std::string name() const {
     char b[192];
     std::snprintf(b, sizeof b, "%s %s %s%s %s eps=%.0e n=%lld%s", dist_name(dist), same ? "same" : "distinct",
                   positive ? "positive " : "", source_kind_name(kind),
                   precision == GPUFMM_FLOAT32 ? "float" : "double", eps, static_cast<long long>(n),
-                  close_pair > 0 ? " close pair" : lattice ? " lattice" : "");
+                  close_pair > 0 ? " close pair" : lattice ? " lattice" : far_targets > 0 ? " far targets" : "");
     return b;
   }
 };
@@ -60,6 +74,7 @@ struct CalibrationResult {
   NdErrors err;     // relative L2 (eq. 36) at every target
   NdErrors robust;  // the same against the norm without its dominating targets
   double worst_robust = 0;  // the largest achieved_robust over the case's sets
+  std::vector<double> achieved_sets;  // achieved() of each set
   double achieved() const { return std::max(err.pot, err.grad); }
   double achieved_robust() const { return std::max(robust.pot, robust.grad); }
 };
@@ -101,6 +116,31 @@ inline void rel_l2_plain_and_robust(const std::vector<double>& a, const std::vec
   robust = std::sqrt(e_rest / rest[out]);
 }
 
+// Targets far from every source (the calibration tests' FarTargets*): n
+// Plummer sources, 2n/3 targets on a sphere of radius 3 around them, the
+// cost model's uniform tree (a sparse plan), 5 density sets with sums of
+// typical magnitude.
+inline CalibrationCase far_targets_case(double eps, int kind, int64_t n) {
+  CalibrationCase k;
+  k.dist = Dist::Plummer;
+  k.far_targets = 3;
+  k.uniform_tree = true;
+  k.same = false;
+  k.n = n;
+  k.eps = eps;
+  k.kind = kind;
+  k.sets = 5;
+  k.typical_moments = true;
+  return k;
+}
+
+// The median of the achieved errors of a case's sets.
+inline double median_achieved(const CalibrationResult& r) {
+  std::vector<double> v = r.achieved_sets;
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
 // The densities option a case's plan is made for.
 inline int case_densities(const CalibrationCase& c) {
   return c.kind == kCharges ? GPUFMM_LAPLACE_DENSITIES_CHARGES
@@ -109,20 +149,35 @@ inline int case_densities(const CalibrationCase& c) {
 }
 
 // Plans on ctx with an adaptive tree of at most s_max points per leaf (so
-// that every distribution has a far field at test sizes), evaluates, and
+// that every distribution has a far field at test sizes; c.uniform_tree: a
+// uniform one at the cost model's depth), evaluates, and
 // measures against the direct sum on ref (a CPU context).
 inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_context_t ref, const CalibrationCase& c,
                                               uint64_t seed, int s_max = 64) {
   CalibrationResult r;
   const int64_t side = c.lattice ? int64_t(std::cbrt(double(c.n)) + 1e-9) : 0;
   const int64_t n = c.lattice ? side * side * side : c.n;
-  NdProblem p = make_nd_problem(c.dist, n, c.same ? -1 : (2 * n) / 3, 1, c.kind, seed);
+  NdProblem p = make_nd_problem(c.dist, n, c.same && c.far_targets <= 0 ? -1 : (2 * n) / 3, 1, c.kind, seed);
+  if (c.far_targets > 0) {
+    Rng g(seed + 11);
+    for (int64_t i = 0; i < p.nt; ++i) {
+      double u[3];
+      g.direction(u[0], u[1], u[2]);
+      for (int k = 0; k < 3; ++k) p.trg[size_t(3 * i + k)] = 0.5 + c.far_targets * u[k];
+    }
+  }
   for (int64_t i = 0; i < n && c.lattice; ++i) {
     const int64_t at[3] = {i % side, (i / side) % side, i / (side * side)};
     for (int k = 0; k < 3; ++k) p.src[size_t(3 * i + k)] = (double(at[k]) + 0.5) / double(side);
   }
   if (c.positive)
     for (double& v : p.q) v = 0.5 * (v + 1.0);
+  auto typical = [&c, &p] {
+    if (!c.typical_moments) return;
+    gpufmm::plan::typical_leading_moment(p.q, 1);
+    gpufmm::plan::typical_leading_moment(p.d, 3);
+  };
+  typical();
   if (c.close_pair > 0) {
     Rng g(seed + 7);
     double u[3];
@@ -133,8 +188,8 @@ inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_conte
   gpufmm_laplace_options_init(&o);
   o.eps = c.eps;
   o.precision = c.precision;
-  o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
-  o.s_max = s_max;
+  o.tree = c.uniform_tree ? GPUFMM_LAPLACE_TREE_UNIFORM : GPUFMM_LAPLACE_TREE_ADAPTIVE;
+  if (!c.uniform_tree) o.s_max = s_max;
   o.densities = case_densities(c);
   gpufmm_laplace_plan_t plan = nullptr;
   const std::string keys = c.v_direct >= 0 ? "v_direct=" + std::to_string(c.v_direct) : "";
@@ -146,6 +201,7 @@ inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_conte
       Rng g(seed + 1000 + uint64_t(set));
       for (double& v : p.q) v = 2 * g.uniform() - 1;
       for (double& v : p.d) v = 2 * g.uniform() - 1;
+      typical();
     }
     NdOutputs out(p, false);
     r.status = gpufmm_laplace_evaluate(plan, p.charges(), p.dipoles(), out.pot.data(), out.grad.data());
@@ -161,6 +217,7 @@ inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_conte
       r.robust = e.robust;
     }
     r.worst_robust = std::max(r.worst_robust, e.achieved_robust());
+    r.achieved_sets.push_back(e.achieved());
   }
   gpufmm_laplace_plan_destroy(plan);
   return r;

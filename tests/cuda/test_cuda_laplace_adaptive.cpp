@@ -132,6 +132,9 @@ TEST_F(CudaLaplaceAdaptive, EverythingDirectIsTheDirectSum) {
       const std::string what = std::string(dist_name(d)) + (single ? " float" : " double") + adaptive_seed_note();
       EXPECT_EQ(pg->m2l_translations, 0) << what;
       EXPECT_EQ(pg->p2p_pairs, p.ns * p.nt) << what;
+      // No expansion to truncate, so no calibration (a float one measured
+      // its rounding, went to p = 16, and refused eps it had met).
+      EXPECT_EQ(pg->calibration_evaluates, 0) << what;
       const NdErrors e = nd_errors(cpu, p, og);
       ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
       // Float: the rounding of its sums of 5000-8000 terms (3e-6 measured),

@@ -185,6 +185,7 @@ TEST(LaplaceAdaptiveFmm, EverythingDirectIsTheDirectSum) {
     EXPECT_GT(plan->alists->v_moved, 0) << what;
     EXPECT_TRUE(plan->alists->w.empty() && plan->alists->x.empty()) << what;
     EXPECT_EQ(plan->p2p_pairs, p.ns * p.nt) << what;  // self pairs included
+    EXPECT_EQ(plan->calibration_evaluates, 0) << what;  // no expansion to truncate
     const NdErrors e = nd_errors(c.ctx, p, out);
     ASSERT_EQ(e.status, GPUFMM_SUCCESS) << what;
     EXPECT_LE(e.pot, 1e-13) << what;

@@ -228,7 +228,7 @@ TEST(LaplaceFmmAccuracy, SparseTreesGetMoreTerms) {
     for (int i = 0; i < 20; ++i)
       for (int k = 0; k < 3; ++k) p.src[3 * (2 * i + 1) + k] = p.src[3 * (2 * i) + k];
     // The dense tree's p from the model (a calibrated p is lower); sparse
-    // trees are never calibrated (calibrate.cpp).
+    // trees deeper than their points need are not calibrated (create.cpp).
     gpufmm_laplace_options_t model = options(1e-6, GPUFMM_FLOAT64, 3);
     model.calibrate = 0;
     const RunResult dense = run_fmm(c.ctx, p, kCharges, model, false);

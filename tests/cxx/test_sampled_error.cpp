@@ -8,7 +8,9 @@
 //    even negative, and a plan calibrated on such points went to p = 50);
 //  * a target holding less than 1/32 of the rest stays in;
 //  * sampled strata: the estimate within a factor of the exact error;
-//  * the same bits on one thread and on all.
+//  * the same bits on one thread and on all;
+//  * reference densities given a sum of typical magnitude (the shift of
+//    typical_leading_moment).
 // Seeds are fresh every run (printed); GPUFMM_TEST_SEED=<seed> replays one.
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -146,3 +148,40 @@ TEST(SampledError, StrataEstimateAndThreads) {
 }
 
 }  // namespace
+
+// Reference densities with the sum of typical magnitude: after the shift
+// the sum (total charge, dipole moment) has the root of the sum of squares
+// of the drawn values as its magnitude and keeps its direction; a draw that
+// sums to zero (up to rounding) gets that magnitude too; every value moves
+// by the same constant.
+TEST(SampledError, TypicalLeadingMoment) {
+  gpufmm_test::Rng r(seed() + 5);
+  for (int per : {1, 3})
+    for (int zero = 0; zero < 2; ++zero) {
+      const size_t n = 1000;
+      std::vector<double> v(n * size_t(per));
+      for (double& x : v) x = 2 * r.uniform() - 1;
+      if (zero)  // a draw whose sum is exactly zero
+        for (size_t i = 0; i < n / 2; ++i)
+          for (int c = 0; c < per; ++c) v[(n / 2 + i) * size_t(per) + size_t(c)] = -v[i * size_t(per) + size_t(c)];
+      double s2 = 0, m[3] = {0, 0, 0};
+      for (size_t i = 0; i < n; ++i)
+        for (int c = 0; c < per; ++c) {
+          s2 += v[i * size_t(per) + size_t(c)] * v[i * size_t(per) + size_t(c)];
+          m[c] += v[i * size_t(per) + size_t(c)];
+        }
+      std::vector<double> w = v;
+      gpufmm::plan::typical_leading_moment(w, per);
+      double t[3] = {0, 0, 0}, t2 = 0, m2 = 0;
+      for (size_t i = 0; i < n; ++i)
+        for (int c = 0; c < per; ++c) t[c] += w[i * size_t(per) + size_t(c)];
+      for (int c = 0; c < per; ++c) t2 += t[c] * t[c], m2 += m[c] * m[c];
+      EXPECT_NEAR(std::sqrt(t2), std::sqrt(s2), 1e-9 * std::sqrt(s2)) << "per " << per << " zero " << zero;
+      for (int c = 0; c < per; ++c) {
+        if (!zero) EXPECT_NEAR(t[c] / std::sqrt(t2), m[c] / std::sqrt(m2), 1e-9) << "per " << per << " component " << c;
+        const double shift = w[size_t(c)] - v[size_t(c)];
+        for (size_t i = 0; i < n; ++i)
+          EXPECT_NEAR(w[i * size_t(per) + size_t(c)] - v[i * size_t(per) + size_t(c)], shift, 1e-12);
+      }
+    }
+}

@@ -33,6 +33,30 @@ double reference_value(uint64_t& s, bool positive) {
 
 double reference_uniform(uint64_t& s) { return 2.0 * reference_value(s, true) - 1.0; }
 
+void typical_leading_moment(std::vector<double>& values, int per) {
+  const size_t n = values.size() / size_t(per);
+  if (n == 0) return;
+  double m[3] = {0, 0, 0}, s2 = 0, m2 = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (int c = 0; c < per; ++c) {
+      const double v = values[i * size_t(per) + size_t(c)];
+      m[c] += v;
+      s2 += v * v;
+    }
+  for (int c = 0; c < per; ++c) m2 += m[c] * m[c];
+  // E|sum|^2 = sum of E v^2 over independent zero-mean values.
+  double to[3] = {0, 0, 0};
+  if (m2 > 0) {
+    for (int c = 0; c < per; ++c) to[c] = m[c] * std::sqrt(s2 / m2);
+  } else {
+    to[0] = std::sqrt(s2);
+  }
+  for (int c = 0; c < per; ++c) {
+    const double shift = (to[c] - m[c]) / double(n);
+    for (size_t i = 0; i < n; ++i) values[i * size_t(per) + size_t(c)] += shift;
+  }
+}
+
 Samples strata_samples(int64_t nt, int64_t count, uint64_t seed) {
   Samples S;
   if (nt <= count) {

@@ -17,6 +17,13 @@ uint64_t splitmix64(uint64_t& s);
 double reference_value(uint64_t& s, bool positive);
 // One value uniform in (-1, 1).
 double reference_uniform(uint64_t& s);
+// Shifts every value of zero-mean reference densities (per = 1 charges, 3
+// dipoles, n x per) by one constant so that their sum (the total charge, the
+// dipole moment) has the magnitude it has on average over draws, its
+// direction kept: targets far from the sources see a set through that sum,
+// and a draw that cancels it by chance makes its relative error larger by as
+// much (measured: one of 4 sets of random dipoles 10x another's).
+void typical_leading_moment(std::vector<double>& values, int per);
 
 // Sampled targets (user indices) and the number of targets each stands for
 // in the estimate of the error's sum of squares.

@@ -8,7 +8,9 @@
 // So the plan measures: it evaluates itself on reference densities (charges
 // of random sign and magnitude 1, charges uniform in (0, 1), dipoles with
 // components of random sign and magnitude 1, as options.densities asks; a
-// fixed seed, so a plan's p is reproducible) and compares, at up to
+// fixed seed, so a plan's p is reproducible; signed sets shifted so that
+// their sum has its typical magnitude, plan::typical_leading_moment, as far
+// targets see a set through it) and compares, at up to
 // kSamples targets, with the double-precision direct sum on the same
 // backend. The error of one evaluate is the larger relative L2 error (eq. 36,
 // estimated from the samples) of potential and gradient. p is the smallest
@@ -16,8 +18,8 @@
 // for every reference set (plans with few targets have several sets of
 // signed charges and of dipoles, kFewTargetSets): the search runs on the
 // first set (signed charges, or dipoles), starting kStartBelow terms under
-// the model's p and
-// stepping by the error ratio per term (the model's, then the measured one),
+// the model's p (at the plan's p when only terms may be added: sparse near
+// fields) and stepping by the error ratio per term (the model's, then the measured one),
 // until the smallest p within the goal has its predecessor measured or
 // predicted above it; the other sets are then evaluated at that p, and if
 // one misses the goal the search goes on above it with every set.
@@ -163,7 +165,7 @@ Samples choose_samples(const LaplacePlan& P, const double* txyz) {
 }  // namespace
 
 void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targets,
-                       const std::function<void(int)>& set_p) {
+                       const std::function<void(int)>& set_p, bool only_up) {
   LaplacePlanTimes& times = P.plan_times;
   Stopwatch reference(times.cal_reference);
   const int pmax = P.single() ? kLaplaceMaxPFloat : kMaxP;
@@ -193,6 +195,7 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       r.grad.resize(size_t(3 * m));
     });
     for (double& v : r.values) v = r.uniform ? plan::reference_uniform(seed) : plan::reference_value(seed, r.positive);
+    if (!r.positive) plan::typical_leading_moment(r.values, r.per);
     nearfield::DirectArgs d;
     d.nsrc = ns;
     d.sources = sources;
@@ -260,10 +263,12 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
   const int p_model = P.p;
   double e_ok = 0;
   try {
-    int ok = -1, bad = 1;  // smallest p within goal (every set); largest measured above it
+    // Smallest p within goal (every set); largest measured above it, or
+    // below the smallest allowed.
+    int ok = -1, bad = only_up ? P.p - 1 : 1;
     // Error ratio of one more term: first the model's (the gradient's, the
     // slower), then the one measured between the last two evaluates.
-    int q = std::max(2, std::min(pmax, P.p - kStartBelow));
+    int q = only_up ? P.p : std::max(2, std::min(pmax, P.p - kStartBelow));
     double r = std::pow(10.0, laplace_log10_error_model(q, true) - laplace_log10_error_model(q + 1, true));
     // Two phases: the search on the first reference set (signed charges, or
     // dipoles), then the other sets at the p found; if one misses the goal

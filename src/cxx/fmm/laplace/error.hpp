@@ -53,7 +53,10 @@
 //   plans keep the full p in every translation (create.cpp: the reduced
 //   numbers below gave 7x eps on 6 points at eps 1e-10) and, in double,
 //   take the standard stencil; where p + kLaplaceSparseExtraP would pass
-//   kMaxP a forced depth gives way to the cost model's (create.cpp).
+//   kMaxP a forced depth gives way to the cost model's (create.cpp).  At
+//   the cost model's depth (targets far from every source) p + 8 is not
+//   enough for dipoles (8.0e-6 at eps 1e-6): such plans are calibrated with
+//   p + 8 as the smallest p (create.cpp, calibrate.cpp).
 // * float: the fit is the same up to the float floor (relative L2 ~3e-6 in
 //   the worst case, 3e-7 for uniform data), reached at p = 16; p is capped
 //   there.  eps down to 1e-5 is achieved in float.

@@ -314,9 +314,11 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 // options.eps / kLaplaceCalibrationMargin; fills calibration_evaluates and measured_eps. The plan
 // must be ready to evaluate at its current p (the worst-case model's);
 // set_p(q) makes it ready at q. sources / targets: the user's coordinates
-// (host, user order; targets null when same_sets).
+// (host, user order; targets null when same_sets). only_up: the current p
+// is the smallest allowed (sparse near fields, create.cpp), so the search
+// starts there and only adds terms.
 void laplace_calibrate(LaplacePlan& plan, const double* sources, const double* targets,
-                       const std::function<void(int)>& set_p);
+                       const std::function<void(int)>& set_p, bool only_up = false);
 
 // GPUFMM_ERROR_ACCURACY: the potential (pot) or gradient (grad, null when
 // not computed) at user target `target` is not finite, i.e. the sum
