@@ -8,7 +8,13 @@
 //   stencil        modified (all), standard (eps 1e-4 and 1e-9)
 // each with the depth of the cost model, and the error-versus-p table of
 // docs/laplace_fmm.md (papers/000 Fig. 8 form). Achieved relative L2 errors
-// (eq. 36) of potential and gradient at 2000 sampled targets must be <= eps.
+// (eq. 36) of potential and gradient at every target must be <= eps: the
+// direct sum runs on GPU 0 where there is one (N^2 = 1e10 pairs in
+// milliseconds; on a machine without, on the CPU, slow at the default N).
+// They were measured at 2000 sampled targets until a fresh seed showed the
+// sample's bias where a few targets hold most of the error: 1.61e-12 there
+// against 3.88e-13 over all targets (uniform, 50000 points, charges, eps
+// 1e-12, p = 44), a miss of the sample, not of the plan.
 // Environment: GPUFMM_LONG_N (default 100000) sets N (N/2 for eps 1e-12),
 // GPUFMM_TEST_SEED replays a run.
 #include <gtest/gtest.h>
@@ -38,6 +44,18 @@ uint64_t base_seed() {
 int64_t long_n() {
   if (const char* e = std::getenv("GPUFMM_LONG_N")) return std::max<int64_t>(100, std::atoll(e));
   return 100000;
+}
+
+// The context of the reference direct sums: GPU 0 if there is one, else ctx.
+gpufmm_context_t reference_context(gpufmm_context_t ctx) {
+  static gpufmm_context_t gpu = [] {
+    int count = 0;
+    gpufmm_context_t c = nullptr;
+    if (gpufmm_device_count(&count) != GPUFMM_SUCCESS || count < 1 || gpufmm_context_create(0, &c) != GPUFMM_SUCCESS)
+      c = nullptr;
+    return c;
+  }();
+  return gpu != nullptr ? gpu : ctx;
 }
 
 struct Errors {
@@ -73,23 +91,17 @@ Errors run(gpufmm_context_t ctx, Dist dist, int64_t n, bool same, int kind, doub
   EXPECT_EQ(gpufmm_laplace_evaluate(plan, qp, dp, pot.data(), grad.data()), GPUFMM_SUCCESS);
   gpufmm_laplace_plan_info(plan, &e.info);
   gpufmm_laplace_plan_destroy(plan);
-  const double* txyz = same ? src.data() : trg.data();
-  const int64_t m = std::min<int64_t>(2000, nt);
-  std::vector<int64_t> idx(m);
-  std::vector<double> ts(3 * m), pe(m), ge(3 * m);
-  for (int64_t i = 0; i < m; ++i) {
-    idx[i] = i * nt / m;
-    for (int k = 0; k < 3; ++k) ts[3 * i + k] = txyz[3 * idx[i] + k];
-  }
-  EXPECT_EQ(gpufmm_laplace_direct(ctx, GPUFMM_FLOAT64, n, src.data(), qp, dp, m, ts.data(), pe.data(),
-                                  ge.data()),
-            GPUFMM_SUCCESS);
+  std::vector<double> pe(nt), ge(3 * nt);
+  EXPECT_EQ(gpufmm_laplace_direct(reference_context(ctx), GPUFMM_FLOAT64, n, src.data(), qp, dp, nt,
+                                  same ? nullptr : trg.data(), pe.data(), ge.data()),
+            GPUFMM_SUCCESS)
+      << gpufmm_last_error_message();
   double e2 = 0, n2 = 0, g2 = 0, gn = 0;
-  for (int64_t i = 0; i < m; ++i) {
-    e2 += (pot[idx[i]] - pe[i]) * (pot[idx[i]] - pe[i]);
+  for (int64_t i = 0; i < nt; ++i) {
+    e2 += (pot[i] - pe[i]) * (pot[i] - pe[i]);
     n2 += pe[i] * pe[i];
     for (int k = 0; k < 3; ++k) {
-      g2 += (grad[3 * idx[i] + k] - ge[3 * i + k]) * (grad[3 * idx[i] + k] - ge[3 * i + k]);
+      g2 += (grad[3 * i + k] - ge[3 * i + k]) * (grad[3 * i + k] - ge[3 * i + k]);
       gn += ge[3 * i + k] * ge[3 * i + k];
     }
   }
