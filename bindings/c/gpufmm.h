@@ -452,7 +452,8 @@ typedef struct gpufmm_laplace_options_s {
                           GPUFMM_FLOAT32 at least 1e-5 (GPUFMM_ERROR_ACCURACY
                           below: single precision does not reach it; also
                           where the calibration measures more than eps at
-                          float's largest p on the given points)            */
+                          float's largest p on the given points, and the
+                          error still falls with p)                          */
   int precision;       /* GPUFMM_FLOAT64 (default) or GPUFMM_FLOAT32: the
                           arithmetic of evaluate; host inputs and outputs of
                           gpufmm_laplace_evaluate are double either way        */
@@ -551,8 +552,10 @@ gpufmm_status_t gpufmm_laplace_options_init(gpufmm_laplace_options_t* opt);
  * coordinate below 2^-458 in magnitude, named with its index, or a cube
  * side above 2^500: squared distances would underflow or overflow double;
  * FLOAT32 with eps below 1e-5, or a calibrated FLOAT32 plan whose test
- * evaluates measure more than eps at p = 16, the largest in float: the
- * message names the error measured); OUT_OF_MEMORY; DEVICE. */
+ * evaluates measure more than eps at p = 16, the largest in float, with the
+ * error still falling with p - not float's rounding floor, which
+ * plan_info.measured_eps reports: the message names the error measured);
+ * OUT_OF_MEMORY; DEVICE. */
 gpufmm_status_t gpufmm_laplace_plan_create(gpufmm_context_t ctx, const gpufmm_laplace_options_t* opt,
                                            int64_t nsrc, const double* sources, int64_t ntrg,
                                            const double* targets, gpufmm_laplace_plan_t* plan);

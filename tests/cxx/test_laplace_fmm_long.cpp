@@ -150,6 +150,25 @@ TEST(LaplaceFmmLong, FullCrossProduct) {
   gpufmm_context_destroy(ctx);
 }
 
+// Float at eps 1e-5 on 2e5 uniform points with distinct targets (L = 3,
+// ~8000 near-field sources per target): the calibration's positive charges
+// reach only ~2e-5 at p = 16, float's rounding floor (flat in p), where
+// signed charges reach ~5e-7. The plan is not refused (only a miss that
+// more terms would close is: LaplaceCalibration.FloatFarTargetsAreRefused),
+// reports what it measured, and meets eps for signed charges.
+TEST(LaplaceFmmLong, FloatRoundingFloorIsNotRefused) {
+  gpufmm_context_t ctx = nullptr;
+  ASSERT_EQ(gpufmm_context_create(GPUFMM_DEVICE_CPU, &ctx), GPUFMM_SUCCESS);
+  const Errors e = run(ctx, Dist::Uniform, 200000, false, 0, 1e-5, GPUFMM_FLOAT32, 0, 0, -1, base_seed() + 3);
+  std::printf("uniform distinct charges float eps 1e-5: p %d measured %.2e, pot %.2e grad %.2e\n", e.info.p,
+              e.info.measured_eps, e.pot, e.grad);
+  EXPECT_GT(e.info.calibration_evaluates, 0);
+  EXPECT_GT(e.info.measured_eps, 1e-5);  // the floor above eps: the case this test is for
+  EXPECT_LE(e.pot, 1e-5);
+  EXPECT_LE(e.grad, 1e-5);
+  gpufmm_context_destroy(ctx);
+}
+
 // Error versus p at a fixed depth (papers/000 Fig. 8 form): uniform and
 // Plummer, charges in [-1, 1], targets = sources, double and float.
 TEST(LaplaceFmmLong, ErrorVersusP) {

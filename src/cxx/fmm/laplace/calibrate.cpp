@@ -56,6 +56,10 @@ constexpr int kStartBelow = 4;
 constexpr int kMaxSteps = 6;
 // Bounds of the measured error ratio of one term (measured: 1.4-2.0).
 constexpr double kMinRatio = 1.2, kMaxRatio = 4.0;
+// In float, an error above eps at the largest p is a truncation miss when
+// two terms fewer give at least this much more (truncation: >= 1.4x per
+// term, so >= 2x; float's rounding floor: flat).
+constexpr double kTruncationFall = 1.5;
 // Plans with at most kFewTargets targets measure kFewTargetSets sets of
 // signed charges and of dipoles (one of each above): the first of magnitude
 // 1, the others with values uniform in (-1, 1). With few targets the
@@ -312,6 +316,13 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       ok = std::min(pmax, std::max(bad, p_model));
       measure(ok, true);
     }
+    // Float above eps at its largest p: truncation that more terms would
+    // close, which float has not (targets far from every source: the error
+    // falls 1.4x per term), or float's rounding floor (flat: 100000 uniform
+    // points, the positive charges' gradient, 1.03e-5 at p = 16 where
+    // signed charges reach 6e-7), which the plan reports and keeps.
+    if (P.single() && ok == pmax && all[size_t(ok)] > P.options.eps && pmax - 2 >= 2)
+      P.float_truncation_miss = measure(pmax - 2, true) >= kTruncationFall * all[size_t(ok)];
     use(ok);
     e_ok = all[size_t(ok)];
   } catch (const Unmeasurable&) {

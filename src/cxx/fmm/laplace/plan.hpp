@@ -262,6 +262,9 @@ class LaplacePlan : public ContextChild {  // ctx: the user's context
   // they measured at p (0, 0 when p was not calibrated).
   int calibration_evaluates = 0;
   double measured_eps = 0;
+  // A float plan whose error at its largest p is above eps and still falls
+  // with p (laplace_calibrate): create.cpp refuses it.
+  bool float_truncation_miss = false;
 
   LaplaceFarSchedule far;  // CPU pipeline (laplace_far_schedule)
   LaplaceStageTimes last;  // of the last evaluate
