@@ -134,11 +134,14 @@ inline CalibrationCase far_targets_case(double eps, int kind, int64_t n) {
   return k;
 }
 
-// The median of the achieved errors of a case's sets.
+// The median and the largest of the achieved errors of a case's sets.
 inline double median_achieved(const CalibrationResult& r) {
   std::vector<double> v = r.achieved_sets;
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
+}
+inline double worst_achieved(const CalibrationResult& r) {
+  return r.achieved_sets.empty() ? 0.0 : *std::max_element(r.achieved_sets.begin(), r.achieved_sets.end());
 }
 
 // The densities option a case's plan is made for.

@@ -742,7 +742,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     // p = 16), single precision cannot keep the promise, and the plan says
     // so instead of returning less than was asked. Float's rounding floor
     // (the error flat in p) is reported in measured_eps instead.
-    require(!(P.single() && P.float_truncation_miss), GPUFMM_ERROR_ACCURACY, "options field 'eps' = ", opt.eps,
+    require(!P.float_truncation_miss, GPUFMM_ERROR_ACCURACY, "options field 'eps' = ", opt.eps,
             " is below what single precision reaches on these points: the test evaluates measured ", P.measured_eps,
             " at p = ", kLaplaceMaxPFloat, ", the largest in float, and the error still falls with p; use precision "
             "GPUFMM_FLOAT64");
