@@ -58,6 +58,8 @@ struct CalibrationCase {
   // that sum, and one that cancels by chance has a larger relative error
   // by as much, whatever p.
   bool typical_moments = false;
+  // > 0: the plan's p, given (not calibrated).
+  int p = 0;
   std::string name() const {
     char b[192];
     std::snprintf(b, sizeof b, "%s %s %s%s %s eps=%.0e n=%lld%s", dist_name(dist), same ? "same" : "distinct",
@@ -194,6 +196,7 @@ inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_conte
   o.tree = c.uniform_tree ? GPUFMM_LAPLACE_TREE_UNIFORM : GPUFMM_LAPLACE_TREE_ADAPTIVE;
   if (!c.uniform_tree) o.s_max = s_max;
   o.densities = case_densities(c);
+  o.p = c.p;
   gpufmm_laplace_plan_t plan = nullptr;
   const std::string keys = c.v_direct >= 0 ? "v_direct=" + std::to_string(c.v_direct) : "";
   r.status = laplace_plan_create_kernels(ctx, &o, keys.c_str(), p.ns, p.src.data(), p.nt, p.targets(), &plan);

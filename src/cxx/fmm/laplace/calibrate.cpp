@@ -22,7 +22,10 @@
 // fields) and stepping by the error ratio per term (the model's, then the measured one),
 // until the smallest p within the goal has its predecessor measured or
 // predicted above it; the other sets are then evaluated at that p, and if
-// one misses the goal the search goes on above it with every set.
+// one misses the goal the search goes on above it with every set. A float
+// plan that reaches no p within the goal is at float's rounding floor or
+// misses by truncation (refused by the caller); at the floor it takes the
+// smallest p that reaches it.
 // docs/laplace_fmm.md section 3 has the measurements behind the sampling,
 // the magnitudes and the margin.
 #include <algorithm>
@@ -60,6 +63,13 @@ constexpr double kMinRatio = 1.2, kMaxRatio = 4.0;
 // two terms fewer give at least this much more (truncation: >= 1.4x per
 // term, so >= 2x; float's rounding floor: flat).
 constexpr double kTruncationFall = 1.5;
+// A float plan whose error stays above the goal up to the largest p has
+// reached float's rounding floor there (not a truncation miss); it takes the
+// smallest p at which every reference set is within the goal or within this
+// factor of its own error at the largest p: the terms above it change
+// nothing the floor does not hide (measured, CPU, 1e5 uniform points, eps
+// 1e-5: signed charges 1.28e-5, 1.21e-5, 1.20e-5 at p = 12, 14, 16).
+constexpr double kFloorSlack = 1.1;
 // Plans with at most kFewTargets targets measure kFewTargetSets sets of
 // signed charges and of dipoles (one of each above): the first of magnitude
 // 1, the others with values uniform in (-1, 1). With few targets the
@@ -220,8 +230,10 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
   });
   std::vector<double> v2;  // scratch of estimated_rel_l2
   int evaluates = 0;
-  // Errors by p: of the first reference set, and the largest of all sets.
+  // Errors by p: of the first reference set, the largest of all sets, and
+  // of each set (set k at p = q: each_set[q * refs.size() + k]).
   std::vector<double> first(size_t(pmax + 1), -1.0), all(size_t(pmax + 1), -1.0);
+  std::vector<double> each_set(size_t(pmax + 1) * refs.size(), -1.0);
   std::vector<uint8_t> complete(size_t(pmax + 1), 0);  // all[q] covers every set
   auto use = [&](int q) {
     if (q == P.p) return;
@@ -257,6 +269,7 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       const double e = checked(std::max(estimated_rel_l2(pot, r.pot, at, 1, v2),
                                         estimated_rel_l2(grad, r.grad, at, 3, v2)));
       w.stop();
+      each_set[size_t(q) * refs.size() + k] = e;
       if (k == 0) first[size_t(q)] = e;
       all[size_t(q)] = std::max(all[size_t(q)], e);
     }
@@ -316,13 +329,37 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       ok = std::min(pmax, std::max(bad, p_model));
       measure(ok, true);
     }
-    // Float above eps at its largest p: truncation that more terms would
-    // close, which float has not (targets far from every source: the error
-    // falls 1.4x per term), or float's rounding floor (flat: 100000 uniform
-    // points, the positive charges' gradient, 1.03e-5 at p = 16 where
-    // signed charges reach 6e-7), which the plan reports and keeps.
-    if (P.single() && ok == pmax && all[size_t(ok)] > P.options.eps && pmax - 2 >= 2)
-      P.float_truncation_miss = measure(pmax - 2, true) >= kTruncationFall * all[size_t(ok)];
+    // Float above the goal at its largest p: truncation that more terms
+    // would close, which float has not (targets far from every source: the
+    // error falls 1.4x per term; above eps the plan is refused), or float's
+    // rounding floor (flat: 100000 uniform points, 1.2e-5 at p = 12-16 by
+    // the estimate's norm, where the plain error of signed charges is
+    // 6e-7), which the plan reports and keeps, at the smallest p that
+    // reaches it.
+    if (P.single() && ok == pmax && all[size_t(ok)] > goal && pmax - 2 >= 2) {
+      const double e_max = all[size_t(ok)];
+      const bool falls = measure(pmax - 2, true) >= kTruncationFall * e_max;
+      P.float_truncation_miss = falls && e_max > P.options.eps;
+      auto at_floor = [&](int q) {  // every set within the goal or at its floor
+        for (size_t k = 0; k < refs.size(); ++k) {
+          const double e = each_set[size_t(q) * refs.size() + k];
+          if (e > std::max(goal, kFloorSlack * each_set[size_t(pmax) * refs.size() + k])) return false;
+        }
+        return true;
+      };
+      if (!falls) {
+        int q = pmax - 2;
+        if (!at_floor(q)) {
+          q = pmax - 1;
+          measure(q, true);
+        }
+        while (at_floor(q) && q < ok) {
+          ok = q;
+          if (q - 1 < 2 || pmax - q >= kMaxSteps) break;
+          measure(--q, true);
+        }
+      }
+    }
     use(ok);
     e_ok = all[size_t(ok)];
   } catch (const Unmeasurable&) {
