@@ -63,13 +63,6 @@ constexpr double kMinRatio = 1.2, kMaxRatio = 4.0;
 // two terms fewer give at least this much more (truncation: >= 1.4x per
 // term, so >= 2x; float's rounding floor: flat).
 constexpr double kTruncationFall = 1.5;
-// A float plan whose error stays above the goal up to the largest p has
-// reached float's rounding floor there (not a truncation miss); it takes the
-// smallest p at which every reference set is within the goal or within this
-// factor of its own error at the largest p: the terms above it change
-// nothing the floor does not hide (measured, CPU, 1e5 uniform points, eps
-// 1e-5: signed charges 1.28e-5, 1.21e-5, 1.20e-5 at p = 12, 14, 16).
-constexpr double kFloorSlack = 1.1;
 // Plans with at most kFewTargets targets measure kFewTargetSets sets of
 // signed charges and of dipoles (one of each above): the first of magnitude
 // 1, the others with values uniform in (-1, 1). With few targets the
@@ -112,6 +105,7 @@ struct Reference {
   bool uniform = false;                    // values uniform in (-1, 1); else (and not positive) +-1
   std::vector<double> values;              // per x nsrc, user order
   std::vector<double> pot, grad;           // direct sum at the sampled targets
+  std::vector<double> top_pot, top_grad;   // the evaluate at the largest p, there
 };
 
 // How close target x is to a corner of its box on some level 2..l_max:
@@ -195,12 +189,12 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
   const int sets = nt <= kFewTargets ? kFewTargetSets : 1;  // of signed charges and of dipoles
   std::vector<Reference> refs;
   if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_DIPOLES) {
-    refs.push_back(Reference{1, false, false, {}, {}, {}});
-    refs.push_back(Reference{1, true, false, {}, {}, {}});
-    for (int k = 1; k < sets; ++k) refs.push_back(Reference{1, false, true, {}, {}, {}});
+    refs.push_back(Reference{1, false, false, {}, {}, {}, {}, {}});
+    refs.push_back(Reference{1, true, false, {}, {}, {}, {}, {}});
+    for (int k = 1; k < sets; ++k) refs.push_back(Reference{1, false, true, {}, {}, {}, {}, {}});
   }
   if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_CHARGES)
-    for (int k = 0; k < sets; ++k) refs.push_back(Reference{3, false, k > 0, {}, {}, {}});
+    for (int k = 0; k < sets; ++k) refs.push_back(Reference{3, false, k > 0, {}, {}, {}, {}, {}});
   uint64_t seed = 0xC0FFEEull;
   for (Reference& r : refs) {
     allocating("the calibration's reference densities", 8.0 * (double(r.per) * double(ns) + 4.0 * double(m)), [&] {
@@ -230,10 +224,11 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
   });
   std::vector<double> v2;  // scratch of estimated_rel_l2
   int evaluates = 0;
-  // Errors by p: of the first reference set, the largest of all sets, and
-  // of each set (set k at p = q: each_set[q * refs.size() + k]).
+  // Errors by p: of the first reference set, and the largest of all sets.
   std::vector<double> first(size_t(pmax + 1), -1.0), all(size_t(pmax + 1), -1.0);
-  std::vector<double> each_set(size_t(pmax + 1) * refs.size(), -1.0);
+  // By p, the largest over every set of the potential's or the gradient's
+  // distance from the evaluate at the largest p (when that came first).
+  std::vector<double> from_top(size_t(pmax + 1), -1.0);
   std::vector<uint8_t> complete(size_t(pmax + 1), 0);  // all[q] covers every set
   auto use = [&](int q) {
     if (q == P.p) return;
@@ -248,11 +243,11 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
     if (!std::isfinite(e)) throw Unmeasurable{};
     return e;
   };
-  auto measure = [&](int q, bool every) {
-    const size_t from = complete[size_t(q)] ? refs.size() : first[size_t(q)] < 0 ? 0 : 1;
+  auto measure = [&](int q, bool every, bool again = false) {
+    const size_t from = again ? 0 : complete[size_t(q)] ? refs.size() : first[size_t(q)] < 0 ? 0 : 1;
     for (size_t k = from; k < (every ? refs.size() : 1); ++k) {
       use(q);
-      const Reference& r = refs[k];
+      Reference& r = refs[k];
       LaplaceEvalArgs a;
       (r.per == 1 ? a.charges : a.dipoles) = r.values.data();
       a.pot = pot.data();
@@ -268,8 +263,19 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       Stopwatch w(times.cal_estimate);
       const double e = checked(std::max(estimated_rel_l2(pot, r.pot, at, 1, v2),
                                         estimated_rel_l2(grad, r.grad, at, 3, v2)));
+      if (P.single() && q == pmax) {  // float's floor: the evaluate at the largest p, kept
+        r.top_pot.resize(size_t(m));
+        r.top_grad.resize(size_t(3 * m));
+        for (int64_t i = 0; i < m; ++i) {
+          const int64_t t = at.at[size_t(i)];
+          r.top_pot[size_t(i)] = pot[size_t(t)];
+          for (int c = 0; c < 3; ++c) r.top_grad[size_t(3 * i + c)] = grad[size_t(3 * t + c)];
+        }
+      } else if (!r.top_pot.empty()) {
+        from_top[size_t(q)] = std::max({from_top[size_t(q)], estimated_rel_l2(pot, r.top_pot, at, 1, v2),
+                                        estimated_rel_l2(grad, r.top_grad, at, 3, v2)});
+      }
       w.stop();
-      each_set[size_t(q) * refs.size() + k] = e;
       if (k == 0) first[size_t(q)] = e;
       all[size_t(q)] = std::max(all[size_t(q)], e);
     }
@@ -332,33 +338,27 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
     // Float above the goal at its largest p: truncation that more terms
     // would close, which float has not (targets far from every source: the
     // error falls 1.4x per term; above eps the plan is refused), or float's
-    // rounding floor (flat: 100000 uniform points, 1.2e-5 at p = 12-16 by
-    // the estimate's norm, where the plain error of signed charges is
-    // 6e-7), which the plan reports and keeps, at the smallest p that
-    // reaches it.
+    // rounding floor (flat: 100000 uniform points, the gradient 1.28e-5,
+    // 1.21e-5, 1.20e-5 at p = 12, 14, 16 by the estimate's norm, where its
+    // plain error is 6e-7), which the plan reports and keeps, at the
+    // smallest p whose truncation the floor hides: going down from the
+    // largest p, while every set's potential and gradient are within the
+    // goal of their evaluate at the largest p. The near field, where the
+    // floor comes from, has the same bits at every p, so that distance is
+    // the far field's truncation alone. (Judged by the errors, the floor
+    // hid the truncation: the gradient's floor let the potential of 1e7
+    // ellipsoid points reach 1.7e-5 at p = 10, and the floor itself moves
+    // with p, so that comparing errors in quadrature let 1e7 refined-patch
+    // points reach 1.3e-5.)
     if (P.single() && ok == pmax && all[size_t(ok)] > goal && pmax - 2 >= 2) {
       const double e_max = all[size_t(ok)];
       const bool falls = measure(pmax - 2, true) >= kTruncationFall * e_max;
       P.float_truncation_miss = falls && e_max > P.options.eps;
-      auto at_floor = [&](int q) {  // every set within the goal or at its floor
-        for (size_t k = 0; k < refs.size(); ++k) {
-          const double e = each_set[size_t(q) * refs.size() + k];
-          if (e > std::max(goal, kFloorSlack * each_set[size_t(pmax) * refs.size() + k])) return false;
-        }
-        return true;
+      auto hidden = [&](int q) {
+        if (from_top[size_t(q)] < 0) measure(q, true, true);  // measured before the largest p
+        return from_top[size_t(q)] <= goal;
       };
-      if (!falls) {
-        int q = pmax - 2;
-        if (!at_floor(q)) {
-          q = pmax - 1;
-          measure(q, true);
-        }
-        while (at_floor(q) && q < ok) {
-          ok = q;
-          if (q - 1 < 2 || pmax - q >= kMaxSteps) break;
-          measure(--q, true);
-        }
-      }
+      for (int q = pmax - 1; !falls && q >= std::max(2, pmax - kMaxSteps) && hidden(q); --q) ok = q;
     }
     use(ok);
     e_ok = all[size_t(ok)];
