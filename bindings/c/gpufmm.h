@@ -534,7 +534,9 @@ typedef struct gpufmm_laplace_info_s {
                             dipoles per options.densities); 0 when p was not
                             calibrated. Above eps / 2.2 only where the largest
                             p (50 in double, 16 in float) reaches no further:
-                            the plan then has that p                            */
+                            the plan then has that p (in float at its rounding
+                            floor: the smallest p whose truncation the floor
+                            hides, docs/laplace_fmm.md sec. 3)                  */
 } gpufmm_laplace_info_t;
 
 /* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */
