@@ -358,7 +358,17 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
         if (from_top[size_t(q)] < 0) measure(q, true, true);  // measured before the largest p
         return from_top[size_t(q)] <= goal;
       };
-      for (int q = pmax - 1; !falls && q >= std::max(2, pmax - kMaxSteps) && hidden(q); --q) ok = q;
+      // The truncation falls with p, so the hidden p are those from the
+      // smallest one up: found by bisection over the last kMaxSteps terms
+      // (3 probes, against up to 6 one term at a time; each probe sets the
+      // plan up at its p and evaluates every set).
+      for (int lo = std::max(2, pmax - kMaxSteps); !falls && lo < ok;) {
+        const int mid = (lo + ok) / 2;
+        if (hidden(mid))
+          ok = mid;
+        else
+          lo = mid + 1;
+      }
     }
     use(ok);
     e_ok = all[size_t(ok)];
