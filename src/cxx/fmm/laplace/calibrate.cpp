@@ -341,11 +341,11 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
     // rounding floor (flat: 100000 uniform points, the gradient 1.28e-5,
     // 1.21e-5, 1.20e-5 at p = 12, 14, 16 by the estimate's norm, where its
     // plain error is 6e-7), which the plan reports and keeps, at the
-    // smallest p whose truncation the floor hides: going down from the
-    // largest p, while every set's potential and gradient are within the
-    // goal of their evaluate at the largest p. The near field, where the
-    // floor comes from, has the same bits at every p, so that distance is
-    // the far field's truncation alone. (Judged by the errors, the floor
+    // smallest p whose truncation the floor hides: every set's potential
+    // and gradient within the goal of their evaluate at the largest p. The
+    // near field, where the floor comes from, has the same bits at every p,
+    // so that distance is the far field's truncation alone. (Judged by the
+    // errors, the floor
     // hid the truncation: the gradient's floor let the potential of 1e7
     // ellipsoid points reach 1.7e-5 at p = 10, and the floor itself moves
     // with p, so that comparing errors in quadrature let 1e7 refined-patch
