@@ -345,11 +345,10 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
     // and gradient within the goal of their evaluate at the largest p. The
     // near field, where the floor comes from, has the same bits at every p,
     // so that distance is the far field's truncation alone. (Judged by the
-    // errors, the floor
-    // hid the truncation: the gradient's floor let the potential of 1e7
-    // ellipsoid points reach 1.7e-5 at p = 10, and the floor itself moves
-    // with p, so that comparing errors in quadrature let 1e7 refined-patch
-    // points reach 1.3e-5.)
+    // errors, the floor hid the truncation: the gradient's floor let the
+    // potential of 1e7 ellipsoid points reach 1.7e-5 at p = 10, and the
+    // floor itself moves with p, so that comparing errors in quadrature let
+    // 1e7 refined-patch points reach 1.3e-5.)
     if (P.single() && ok == pmax && all[size_t(ok)] > goal && pmax - 2 >= 2) {
       const double e_max = all[size_t(ok)];
       const bool falls = measure(pmax - 2, true) >= kTruncationFall * e_max;
