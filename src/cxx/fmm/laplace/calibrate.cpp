@@ -226,9 +226,11 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
   int evaluates = 0;
   // Errors by p: of the first reference set, and the largest of all sets.
   std::vector<double> first(size_t(pmax + 1), -1.0), all(size_t(pmax + 1), -1.0);
-  // By p, the largest over every set of the potential's or the gradient's
-  // distance from the evaluate at the largest p (when that came first).
-  std::vector<double> from_top(size_t(pmax + 1), -1.0);
+  // By p, the largest over the sets evaluated after the largest p (their
+  // count in top_sets) of the potential's or the gradient's distance from
+  // the evaluate there.
+  std::vector<double> from_top(size_t(pmax + 1), 0.0);
+  std::vector<size_t> top_sets(size_t(pmax + 1), 0);
   std::vector<uint8_t> complete(size_t(pmax + 1), 0);  // all[q] covers every set
   auto use = [&](int q) {
     if (q == P.p) return;
@@ -274,6 +276,7 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       } else if (!r.top_pot.empty()) {
         from_top[size_t(q)] = std::max({from_top[size_t(q)], estimated_rel_l2(pot, r.top_pot, at, 1, v2),
                                         estimated_rel_l2(grad, r.top_grad, at, 3, v2)});
+        ++top_sets[size_t(q)];
       }
       w.stop();
       if (k == 0) first[size_t(q)] = e;
@@ -354,7 +357,11 @@ void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targ
       const bool falls = measure(pmax - 2, true) >= kTruncationFall * e_max;
       P.float_truncation_miss = falls && e_max > P.options.eps;
       auto hidden = [&](int q) {
-        if (from_top[size_t(q)] < 0) measure(q, true, true);  // measured before the largest p
+        if (top_sets[size_t(q)] < refs.size()) {  // some sets measured before the largest p: all again
+          from_top[size_t(q)] = 0;
+          top_sets[size_t(q)] = 0;
+          measure(q, true, true);
+        }
         return from_top[size_t(q)] <= goal;
       };
       // The truncation falls with p, so the hidden p are those from the
