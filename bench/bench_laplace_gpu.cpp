@@ -9,12 +9,12 @@
 //   bench_laplace_gpu [--csv PATH] [--quick] [--sizes 1e5,1e6,1e7]
 //                     [--eps 1e-3,1e-6,1e-9] [--dists uniform,ellipsoid]
 //                     [--repeat 3] [--no-strategies] [--lmax 3,4]
-//                     [--kernels "m2l=bpb;m2l=wpb"]
+//                     [--kernels "m2l=bpb;m2l=wpb"] [--precisions double,float]
 //
 // --lmax forces the depths listed (default: the plan's cost model); --kernels
 // runs every case once per kernel-strategy string (';'-separated; keys and
 // values of fmm::laplace_gpu_parse_kernels, e.g. "m2l=bpb,p2p=tpt,m2l_group=4",
-// and the plan keys tree=, s_max=, v_direct= and cost= of
+// and the plan keys tree=, s_max=, v_direct=, cost=, c_pair= and cube= of
 // tests/common/laplace_kernels.hpp).
 //
 // Then, at N = 1e6 (uniform, double, eps 1e-6), every stage with each of its
@@ -142,23 +142,24 @@ Row run(Case& c, const std::string& dist, int precision, double eps, int repeat,
 
 void print(const Row& r, FILE* csv) {
   const auto& i = r.info;
-  std::printf("%-9s %-6s %9lld %7.0e %3d %2d | %8.2f %8.2f %8.2f | %7.2f %7.2f %7.2f %7.2f %7.2f | %8.1e %8.1e | %8lld "
+  std::printf("%-9s %-6s %9lld %7.0e %3d %2d %5.3f | %8.2f %8.2f %8.2f | %7.2f %7.2f %7.2f %7.2f %7.2f | %8.1e %8.1e | %8lld "
               "%8.2e | %s\n",
-              r.dist.c_str(), r.precision.c_str(), r.n, r.eps, r.p, r.l_max, r.plan * 1e3, r.eval * 1e3,
+              r.dist.c_str(), r.precision.c_str(), r.n, r.eps, r.p, r.l_max, i.cube_padding, r.plan * 1e3, r.eval * 1e3,
               r.eval_host * 1e3, i.t_p2m * 1e3, i.t_upward * 1e3, i.t_downward * 1e3, i.t_l2p * 1e3,
               i.t_p2p * 1e3, r.err_pot, r.err_grad, (long long)i.m2l_translations, double(i.p2p_pairs),
               r.kernels.c_str());
   std::fflush(stdout);
   if (csv)
-    std::fprintf(csv, "%s,%s,%lld,%g,%d,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.3e,%lld,%lld,\"%s\"\n",
-                 r.dist.c_str(), r.precision.c_str(), r.n, r.eps, r.p, r.l_max, r.plan, r.eval, r.eval_host,
+    std::fprintf(csv, "%s,%s,%lld,%g,%d,%d,%.4f,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.3e,%lld,%lld,\"%s\"\n",
+                 r.dist.c_str(), r.precision.c_str(), r.n, r.eps, r.p, r.l_max, i.cube_padding, r.plan, r.eval,
+                 r.eval_host,
                  i.t_p2m, i.t_upward, i.t_downward, i.t_l2p, i.t_p2p, r.err_pot, r.err_grad,
                  (long long)i.m2l_translations, (long long)i.p2p_pairs, r.kernels.c_str());
 }
 
 void header() {
-  std::printf("%-9s %-6s %9s %7s %3s %2s | %8s %8s %8s | %7s %7s %7s %7s %7s | %8s %8s | %8s %8s | %s\n", "dist",
-              "prec", "N", "eps", "p", "L", "plan ms", "eval ms", "host ms", "P2M", "M2M", "down", "L2P", "P2P",
+  std::printf("%-9s %-6s %9s %7s %3s %2s %5s | %8s %8s %8s | %7s %7s %7s %7s %7s | %8s %8s | %8s %8s | %s\n", "dist",
+              "prec", "N", "eps", "p", "L", "cube", "plan ms", "eval ms", "host ms", "P2M", "M2M", "down", "L2P", "P2P",
               "err pot", "err grad", "M2L", "P2P prs", "kernels");
 }
 
@@ -174,6 +175,9 @@ int main(int argc, char** argv) {
   const bool strategies = !flag(argc, argv, "--no-strategies");
   const auto lmaxs = split(option(argc, argv, "--lmax", "-1"));
   const auto klist = split(option(argc, argv, "--kernels", "default"), ';');
+  const std::string precs = option(argc, argv, "--precisions", "double,float");
+  const bool run_double = precs.find("double") != std::string::npos;
+  const bool run_float = precs.find("float") != std::string::npos;
   const int nsample = 1000;
 
   int ndev = 0;
@@ -186,7 +190,7 @@ int main(int argc, char** argv) {
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv)
     std::fprintf(csv,
-                 "dist,precision,n,eps,p,l_max,plan_s,eval_s,eval_host_s,p2m_s,m2m_s,down_s,l2p_s,p2p_s,err_pot,"
+                 "dist,precision,n,eps,p,l_max,cube_padding,plan_s,eval_s,eval_host_s,p2m_s,m2m_s,down_s,l2p_s,p2p_s,err_pot,"
                  "err_grad,m2l,p2p_pairs,kernels\n");
   header();
   for (const auto& ds : dists) {
@@ -215,9 +219,10 @@ int main(int argc, char** argv) {
           for (const auto& ks : klist) {
             const int lm = std::atoi(ls.c_str());
             const char* k = ks == "default" ? nullptr : ks.c_str();
-            print(run(c, ds, GPUFMM_FLOAT64, eps, repeat, n <= 1000000 && k == nullptr && lm < 0, k, lm), csv);
+            if (run_double)
+              print(run(c, ds, GPUFMM_FLOAT64, eps, repeat, n <= 1000000 && k == nullptr && lm < 0, k, lm), csv);
             // float refuses eps < 1e-5 (kLaplaceMinEpsFloat): the 1e-6 row is run at 1e-5
-            if (eps >= 1e-6) print(run(c, ds, GPUFMM_FLOAT32, std::max(eps, 1e-5), repeat, false, k, lm), csv);
+            if (run_float && eps >= 1e-6) print(run(c, ds, GPUFMM_FLOAT32, std::max(eps, 1e-5), repeat, false, k, lm), csv);
           }
       }
       if (strategies && n == 1000000 && ds == "uniform") {

@@ -505,6 +505,14 @@ typedef struct gpufmm_laplace_options_s {
                           or DIPOLES - what the evaluates' sources carry; the
                           calibration uses it, and an evaluate passing the
                           other kind returns INVALID_ARGUMENT                   */
+  double cube_padding; /* a uniform tree's cube against the points' bounding
+                          cube, sharing its lower corner, so that leaves fall
+                          between two depths' sizes: 0 (default): chosen by
+                          the cost model among 2^(k/6), k = 0..5, where it
+                          chooses the depth (l_max = s_max = -1), else 1;
+                          or a factor in [1, 2). An adaptive tree takes 1
+                          (with tree = ADAPTIVE only 0 or 1 are accepted);
+                          plan_info.cube_padding reports the one used         */
 } gpufmm_laplace_options_t;
 
 #define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace/basis.hpp) */
@@ -537,6 +545,8 @@ typedef struct gpufmm_laplace_info_s {
                             the plan then has that p (in float at its rounding
                             floor: the smallest p whose truncation the floor
                             hides, docs/laplace_fmm.md sec. 3)                  */
+  double cube_padding;   /* the tree's cube against the points' bounding cube
+                            (options.cube_padding; 1 for an adaptive tree)      */
 } gpufmm_laplace_info_t;
 
 /* Fills *opt with the defaults. Errors: INVALID_ARGUMENT (opt NULL). */

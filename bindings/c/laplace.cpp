@@ -46,6 +46,7 @@ void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
   opt->tree = d.tree;
   opt->calibrate = d.calibrate ? 1 : 0;
   opt->densities = d.densities;
+  opt->cube_padding = d.cube_padding;
 }
 
 fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
@@ -70,6 +71,7 @@ fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
   require_flag(opt->calibrate, "calibrate");
   o.calibrate = opt->calibrate != 0;
   o.densities = opt->densities;
+  o.cube_padding = opt->cube_padding;
   fmm::validate_options(o);
   return o;
 }
@@ -90,6 +92,7 @@ gpufmm_laplace_info_t laplace_info(const fmm::LaplacePlan& plan) {
   info.adaptive = plan.adaptive ? 1 : 0;
   info.calibration_evaluates = plan.calibration_evaluates;
   info.measured_eps = plan.measured_eps;
+  info.cube_padding = plan.cube_padding;
   info.plan_seconds = plan.plan_seconds;
   info.t_p2m = plan.last.p2m;
   info.t_upward = plan.last.upward;

@@ -76,6 +76,7 @@ module gpufmm_fmm
      integer(c_int) :: tree = GPUFMM_LAPLACE_TREE_AUTO  !< GPUFMM_LAPLACE_TREE_AUTO, _UNIFORM or _ADAPTIVE
      integer(c_int) :: calibrate = 1           !< with p = 0: 1: p from test evaluates of the plan; 0: from the error model
      integer(c_int) :: densities = GPUFMM_LAPLACE_DENSITIES_ANY  !< _ANY, _CHARGES or _DIPOLES: what evaluates pass
+     real(c_double) :: cube_padding = 0.0_c_double  !< uniform tree's cube / the points' cube: 0: cost model; or in [1, 2)
   end type gpufmm_laplace_options
 
   !> What gpufmm_laplace_plan_info returns: truncation number, depth, sizes,
@@ -92,6 +93,7 @@ module gpufmm_fmm
      logical :: adaptive = .false.  !< the octree is adaptive (options%tree)
      integer :: calibration_evaluates = 0  !< test evaluates of options%calibrate (0: none)
      real(real64) :: measured_eps = 0      !< the relative L2 error they measured at p (0: none; > eps/2.2 only at the largest p)
+     real(real64) :: cube_padding = 1      !< the tree's cube against the points' bounding cube (1: adaptive)
   end type gpufmm_laplace_info
 
   ! The C struct gpufmm_laplace_info_t.
@@ -100,7 +102,7 @@ module gpufmm_fmm
      integer(c_int64_t) :: nsrc, ntrg, source_boxes, target_boxes, m2l_translations, p2p_pairs
      real(c_double) :: plan_seconds, t_p2m, t_upward, t_downward, t_l2p, t_p2p, t_total
      integer(c_int) :: adaptive, calibration_evaluates
-     real(c_double) :: measured_eps
+     real(c_double) :: measured_eps, cube_padding
   end type c_laplace_info
 
   public :: gpufmm_laplace_options_init, gpufmm_laplace_plan_create, gpufmm_laplace_plan_destroy
@@ -296,6 +298,7 @@ contains
        info%adaptive = ci%adaptive /= 0
        info%calibration_evaluates = ci%calibration_evaluates
        info%measured_eps = ci%measured_eps
+       info%cube_padding = ci%cube_padding
     end if
     call gpufmm_check_status(s, status, 'gpufmm_laplace_plan_info')
   end function gpufmm_laplace_plan_info

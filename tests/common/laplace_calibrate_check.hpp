@@ -60,6 +60,8 @@ struct CalibrationCase {
   bool typical_moments = false;
   // > 0: the plan's p, given (not calibrated).
   int p = 0;
+  // The options' cube_padding of a uniform tree (0: the cost model's).
+  double cube_padding = 0;
   std::string name() const {
     char b[192];
     std::snprintf(b, sizeof b, "%s %s %s%s %s eps=%.0e n=%lld%s", dist_name(dist), same ? "same" : "distinct",
@@ -120,13 +122,16 @@ inline void rel_l2_plain_and_robust(const std::vector<double>& a, const std::vec
 
 // Targets far from every source (the calibration tests' FarTargets*): n
 // Plummer sources, 2n/3 targets on a sphere of radius 3 around them, the
-// cost model's uniform tree (a sparse plan), 5 density sets with sums of
-// typical magnitude.
+// cost model's uniform depth in the points' own cube (a sparse plan; a
+// larger cube, which the model may choose, can fill the targets' near
+// fields: FarTargetsInTheModelsCube), 5 density sets with sums of typical
+// magnitude.
 inline CalibrationCase far_targets_case(double eps, int kind, int64_t n) {
   CalibrationCase k;
   k.dist = Dist::Plummer;
   k.far_targets = 3;
   k.uniform_tree = true;
+  k.cube_padding = 1;
   k.same = false;
   k.n = n;
   k.eps = eps;
@@ -197,6 +202,7 @@ inline CalibrationResult run_calibration_case(gpufmm_context_t ctx, gpufmm_conte
   if (!c.uniform_tree) o.s_max = s_max;
   o.densities = case_densities(c);
   o.p = c.p;
+  if (c.uniform_tree) o.cube_padding = c.cube_padding;
   gpufmm_laplace_plan_t plan = nullptr;
   const std::string keys = c.v_direct >= 0 ? "v_direct=" + std::to_string(c.v_direct) : "";
   r.status = laplace_plan_create_kernels(ctx, &o, keys.c_str(), p.ns, p.src.data(), p.nt, p.targets(), &plan);

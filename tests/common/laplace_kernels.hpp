@@ -4,9 +4,10 @@
 // driver, some of which the C options do not carry. Plan keys taken here,
 // for every backend: "tree=auto|uniform|adaptive", "s_max=N" (the options'
 // s_max), "v_direct=F" (LaplaceOptions::adaptive_v_direct: which same-level
-// translations of an adaptive tree go to the direct sum) and "cost=cpu|gpu"
+// translations of an adaptive tree go to the direct sum), "cost=cpu|gpu"
 // (the cost model's constants of that backend, so that plans on both decide
-// alike).
+// alike), "c_pair=S" (the constants with S seconds per near-field pair; after
+// cost=) and "cube=F" (the options' cube_padding).
 #pragma once
 
 #include <cstdlib>
@@ -32,6 +33,14 @@ inline gpufmm_status_t laplace_plan_create_kernels(gpufmm_context_t ctx, const g
     for (std::string kv; std::getline(in, kv, ',');) {
       if (kv.rfind("v_direct=", 0) == 0) {
         o.adaptive_v_direct = std::strtod(kv.c_str() + 9, nullptr);
+      } else if (kv.rfind("cube=", 0) == 0) {
+        o.cube_padding = std::strtod(kv.c_str() + 5, nullptr);
+      } else if (kv.rfind("c_pair=", 0) == 0) {  // the backend's constants with this cost per pair
+        const bool single = o.precision == GPUFMM_FLOAT32;
+        if (!o.cost)
+          o.cost = checked_context(ctx)->on_gpu() ? fmm::laplace_cost_constants_gpu(single)
+                                                  : fmm::laplace_cost_constants_cpu(single);
+        o.cost->c_pair = std::strtod(kv.c_str() + 7, nullptr);
       } else if (kv.rfind("s_max=", 0) == 0) {
         o.s_max = std::atoi(kv.c_str() + 6);
       } else if (kv == "cost=cpu" || kv == "cost=gpu") {

@@ -78,6 +78,8 @@ void expect_same_plan(const fmm::LaplacePlan& g, const fmm::LaplacePlan& c, cons
   EXPECT_EQ(g.rcr_p3, c.rcr_p3) << w;
   EXPECT_EQ(g.rcr_p2, c.rcr_p2) << w;
   EXPECT_EQ(g.options.variable_truncation, c.options.variable_truncation) << w;
+  EXPECT_EQ(g.cube_padding, c.cube_padding) << w;
+  EXPECT_EQ(g.tree->cube.side, c.tree->cube.side) << w;
   const gpufmm_laplace_info_t gi = capi::laplace_info(g), ci = capi::laplace_info(c);
   EXPECT_EQ(gi.p, ci.p) << w;
   EXPECT_EQ(gi.l_max, ci.l_max) << w;
@@ -91,12 +93,16 @@ void expect_same_plan(const fmm::LaplacePlan& g, const fmm::LaplacePlan& c, cons
 TEST_F(CudaLaplacePlan, GpuPlanEqualsCpuPlan) {
   Context& G = *checked_context(gpu);
   Context& C = *checked_context(cpu);
+  // cube 0: the scan's candidates (the chosen one's keys compared below);
+  // 1.5: a given cube (leaves between two depths).
+  for (double cube : {0.0, 1.5})
   for (Dist d : {Dist::Uniform, Dist::Ellipsoid})
     for (bool same : {true, false})
       for (bool single : {false, true}) {
         const Points pts = make(d, 120000, same ? -1 : 70000, 500 + 10 * int(d) + (same ? 0 : 5));
-        const std::string w = what(d, same, single);
+        const std::string w = what(d, same, single) + " cube_padding " + std::to_string(cube);
         fmm::LaplaceOptions o;
+        o.cube_padding = cube;
         o.precision = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
         o.eps = single ? 1e-3 : 1e-6;
         o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;  // the cost model's depth scan is compared
@@ -108,6 +114,8 @@ TEST_F(CudaLaplacePlan, GpuPlanEqualsCpuPlan) {
         // The CPU plan at the GPU plan's depth.
         fmm::LaplaceOptions oc = o;
         oc.l_max = pg->l_max;
+        oc.cube_padding = pg->cube_padding;
+        if (cube > 0) EXPECT_EQ(pg->cube_padding, cube) << w;
         auto pc = fmm::laplace_plan_create(C, oc, pts.ns(), pts.src.data(), pts.nt(), pts.targets());
         expect_same_plan(*pg, *pc, w);
 
@@ -251,6 +259,7 @@ TEST_F(CudaLaplacePlan, ForcedDepthsStencilsAndSmallInputs) {
     auto pg = fmm::laplace_plan_create(G, o, small.ns(), small.src.data(), 0, nullptr);
     fmm::LaplaceOptions oc = o;
     oc.l_max = pg->l_max;
+    oc.cube_padding = pg->cube_padding;
     auto pc = fmm::laplace_plan_create(C, oc, small.ns(), small.src.data(), 0, nullptr);
     expect_same_plan(*pg, *pc, "n = " + std::to_string(n));
   }

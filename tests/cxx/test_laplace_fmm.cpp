@@ -757,6 +757,15 @@ TEST(LaplaceFmmBadInput, OptionsAndPlanCreate) {
       {[](gpufmm_laplace_options_t& x) { x.gpu_p2p = -1; }, "gpu_p2p"},
       {[](gpufmm_laplace_options_t& x) { x.gpu_overlap = 2; }, "gpu_overlap"},
       {[](gpufmm_laplace_options_t& x) { x.gpu_graph = 3; }, "gpu_graph"},
+      {[](gpufmm_laplace_options_t& x) { x.cube_padding = 2; }, "cube_padding"},
+      {[](gpufmm_laplace_options_t& x) { x.cube_padding = 0.5; }, "cube_padding"},
+      {[](gpufmm_laplace_options_t& x) { x.cube_padding = -1; }, "cube_padding"},
+      {[](gpufmm_laplace_options_t& x) { x.cube_padding = std::nan(""); }, "cube_padding"},
+      {[](gpufmm_laplace_options_t& x) {
+         x.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;
+         x.cube_padding = 1.5;
+       },
+       "cube_padding"},
   };
   for (const Bad& b : bad) {
     gpufmm_laplace_options_t x = o;
@@ -1010,12 +1019,89 @@ TEST(LaplaceFmmCostModel, CountsMatchTheTreeAndChoiceIsTheMinimum) {
         EXPECT_EQ(*std::min_element(d.cost.begin(), d.cost.end()), d.cost[plan->l_max]) << what;
         EXPECT_EQ(int64_t(d.p2p_pairs[plan->l_max]), plan->p2p_pairs) << what;
         EXPECT_EQ(int64_t(d.m2l[plan->l_max]), plan->m2l_translations) << what;
-        // Forcing the model's depth gives the same plan.
+        // Forcing the model's depth (and cube) gives the same plan.
         o.l_max = plan->l_max;
+        o.cube_padding = plan->cube_padding;
         auto forced = fmm::laplace_plan_create(ctx, o, p.ns, p.src.data(), p.nt, p.targets());
         EXPECT_EQ(forced->p2p_pairs, plan->p2p_pairs);
+        EXPECT_EQ(forced->m2l_translations, plan->m2l_translations);
         EXPECT_TRUE(forced->depth.cost.empty());
       }
+}
+
+// Issue 19, leaves between two depths: the scan scores each cube of
+// options.cube_padding's candidates (2^(k/6) times the points' cube, same
+// lower corner) on its own keys and keeps the cheapest; each candidate's
+// counts are its tree's. A cost per pair 4x the CPU's favours small leaves,
+// so that some inputs take a padded cube (asserted: the test fails if the
+// candidates are never chosen). Then a padded plan meets eps.
+TEST(LaplaceFmmCostModel, CubePaddingIsTheCheapestCandidate) {
+  using namespace gpufmm;
+  int padded = 0;
+  for (Dist dist : {Dist::Uniform, Dist::Plummer})
+    for (bool same : {true, false})
+      for (int64_t n : {6000, 20000}) {
+        const Problem p = make_problem(dist, n, same ? -1 : n / 2, base_seed() + 1600 + uint64_t(n));
+        const std::string what = std::string(gpufmm_test::dist_name(dist)) + (same ? " same" : " distinct") +
+                                 " n=" + std::to_string(n) + seed_note();
+        Context ctx;
+        fmm::LaplaceOptions o;
+        o.eps = 1e-3;
+        o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;
+        o.calibrate = false;
+        o.cost = fmm::laplace_cost_constants_cpu(false);
+        o.cost->c_pair *= 4;
+        auto plan = fmm::laplace_plan_create(ctx, o, p.ns, p.src.data(), p.nt, p.targets());
+        double best = std::numeric_limits<double>::infinity(), best_f = 0, base_side = 0;
+        double base_corner[3] = {0, 0, 0};
+        for (int k = 0; k < 6; ++k) {
+          fmm::LaplaceOptions ok = o;
+          ok.cube_padding = std::exp2(k / 6.0);
+          auto pk = fmm::laplace_plan_create(ctx, ok, p.ns, p.src.data(), p.nt, p.targets());
+          const tree::Cube& cube = pk->tree->cube;
+          if (k == 0) {
+            base_side = cube.side;
+            for (int a = 0; a < 3; ++a) base_corner[a] = cube.corner[a];
+          }
+          EXPECT_EQ(pk->cube_padding, ok.cube_padding) << what;
+          EXPECT_EQ(cube.side, ok.cube_padding * base_side) << what << " k=" << k;
+          for (int a = 0; a < 3; ++a) EXPECT_NEAR(cube.corner[a], base_corner[a], 1e-14 * base_side) << what;
+          ASSERT_GT(pk->depth.cost.size(), size_t(pk->l_max)) << what;
+          EXPECT_EQ(int64_t(pk->depth.p2p_pairs[size_t(pk->l_max)]), pk->p2p_pairs) << what << " k=" << k;
+          EXPECT_EQ(int64_t(pk->depth.m2l[size_t(pk->l_max)]), pk->m2l_translations) << what << " k=" << k;
+          const double c = pk->depth.cost[size_t(pk->l_max)];
+          if (c < best) {
+            best = c;
+            best_f = ok.cube_padding;
+          }
+        }
+        EXPECT_EQ(plan->cube_padding, best_f) << what;
+        // (the scan's parallel sums group their terms in any order)
+        EXPECT_NEAR(plan->depth.cost[size_t(plan->l_max)], best, 1e-12 * best) << what;
+        if (plan->cube_padding > 1) ++padded;
+        std::printf("  %-40s cube %.3f l_max %d\n", what.c_str(), plan->cube_padding, plan->l_max);
+      }
+  EXPECT_GT(padded, 0) << "no input took a padded cube: the candidates are not scored";
+
+  // Padded plans meet eps (calibrated p): uniform and Plummer, sources =
+  // targets and not, charges and dipoles.
+  CpuContext c;
+  for (Dist dist : {Dist::Uniform, Dist::Plummer})
+    for (bool same : {true, false}) {
+      const Problem p = make_problem(dist, 20000, same ? -1 : 12000, base_seed() + 1700 + int(dist));
+      for (int kind : {kCharges, kDipoles}) {
+        gpufmm_laplace_options_t o = options(1e-6);
+        o.cube_padding = 1.6;
+        const RunResult r = run_fmm(c.ctx, p, kind, o);
+        const std::string what = std::string(gpufmm_test::dist_name(dist)) + (same ? " same " : " distinct ") +
+                                 kind_name(kind) + seed_note();
+        EXPECT_EQ(r.info.cube_padding, r.info.adaptive ? 1.0 : 1.6) << what;
+        EXPECT_LE(r.err.pot, 1e-6) << what;
+        EXPECT_LE(r.err.grad, 1e-6) << what;
+        std::printf("  %-40s cube %.2f l_max %d p %d: pot %.2e grad %.2e\n", what.c_str(), r.info.cube_padding,
+                    r.info.l_max, r.info.p, r.err.pot, r.err.grad);
+      }
+    }
 }
 
 
@@ -1051,6 +1137,7 @@ TEST(LaplaceFmmCostModel, EveryScannedDepthMatchesItsTree) {
     for (size_t l = 0; l < d.cost.size(); ++l) {
       fmm::LaplaceOptions f = o;
       f.l_max = int(l);
+      f.cube_padding = plan->cube_padding;  // the scan kept is the chosen cube's
       auto forced = fmm::laplace_plan_create(ctx, f, p.ns, p.src.data(), p.nt, p.targets());
       EXPECT_EQ(int64_t(d.p2p_pairs[l]), forced->p2p_pairs) << what << " level " << l;
       EXPECT_EQ(int64_t(d.m2l[l]), forced->m2l_translations) << what << " level " << l;

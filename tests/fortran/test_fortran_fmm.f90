@@ -122,16 +122,22 @@ program test_fortran_fmm
   write (output_unit, '(a, i0, a, i0, a, i0)') '  p = ', info%p, ', l_max = ', info%l_max, &
        ', source boxes = ', info%source_boxes
 
+  call check(info%cube_padding >= 1 .and. info%cube_padding < 2, 'plan_info: cube_padding in [1, 2)')
+
   ! a deeper tree than the cost model picks for so few points, so that the
-  ! expansions and translations take part
+  ! expansions and translations take part; its cube 1.5 times the points'
+  ! (options%cube_padding, the last field of the C struct)
   deep = opts
   deep%s_max = 32
+  deep%tree = GPUFMM_LAPLACE_TREE_UNIFORM
+  deep%cube_padding = 1.5_real64
   call gpufmm_laplace_plan_create(ctx, deep, src, plan2, targets=trg)
   call gpufmm_laplace_evaluate(plan2, charges=q, dipoles=d, pot=pot, grad=grad)
   info = gpufmm_laplace_plan_info(plan2)
   write (output_unit, '(a, i0, a, i0, a, i0, a, i0)') '  s_max = 32: p = ', info%p, ', l_max = ', info%l_max, &
        ', source boxes = ', info%source_boxes, ', M2L translations = ', info%m2l_translations
   call check(info%l_max >= 2, 's_max = 32 gives a tree of depth >= 2')
+  call check(info%cube_padding == 1.5_real64, 'cube_padding = 1.5 reported')
   call check_accuracy('charges + dipoles, s_max = 32', pot, rpot, grad, rgrad)
   call gpufmm_laplace_plan_destroy(plan2)
 

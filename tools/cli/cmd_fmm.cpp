@@ -23,7 +23,7 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: gpufmm fmm --n N [--eps E] [--dist uniform|ellipsoid|plummer|clusters|patch] [--grad]\n"
                "                  [--hess] [--nd D] [--float] [--check K] [--cpu|--gpu] [--targets M] [--seed S]\n"
-               "                  [--tree auto|uniform|adaptive] [--smax S] [--model]\n"
+               "                  [--tree auto|uniform|adaptive] [--smax S] [--cube F] [--model]\n"
                "  --n        number of sources (required); charges uniform in (0, 1) as in papers/000\n"
                "  --eps      requested relative L2 error (default 1e-6; 1e-5 with --float, the smallest it takes)\n"
                "  --dist     point distribution of sources and targets (default uniform)\n"
@@ -33,6 +33,8 @@ void usage(FILE* out) {
                "  --float    single-precision arithmetic (default double)\n"
                "  --tree     octree: adaptive where it pays (auto, the default), uniform depth, or adaptive\n"
                "  --smax     most points per leaf box (default: the cost model, or the adaptive default)\n"
+               "  --cube     a uniform tree's cube F times the points' (1 <= F < 2; default 0: the cost model\n"
+               "             chooses, so that leaves can fall between two depths' sizes)\n"
                "  --model    p from the worst-case error model (default: the plan measures its error on\n"
                "             charges, the densities this command evaluates, and takes the smallest p within eps)\n"
                "  --check    compare K sampled targets with the direct sum (default 200; 0: no check)\n"
@@ -48,13 +50,13 @@ int fail(const char* what) {
 }
 
 int run_fmm(const std::vector<std::string>& args) {
-  if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed", "--nd", "--tree", "--smax"},
+  if (!gpufmm_cli::check_known(args, {"--n", "--eps", "--dist", "--check", "--targets", "--seed", "--nd", "--tree", "--smax", "--cube"},
                                {"--grad", "--hess", "--float", "--cpu", "--gpu", "--model"})) {
     usage(stderr);
     return 2;
   }
   long long n = -1, m = -1, check = 200, seed = 1, nd = 1, smax = -1;
-  double eps = 1e-6;
+  double eps = 1e-6, cube = 0;
   const std::string ns = gpufmm_cli::option_value(args, "--n", "");
   const std::string ms = gpufmm_cli::option_value(args, "--targets", "");
   if (ns.empty() || !parse_int(ns, n) || n < 1 || (!ms.empty() && (!parse_int(ms, m) || m < 1)) ||
@@ -63,7 +65,8 @@ int run_fmm(const std::vector<std::string>& args) {
       !parse_int(gpufmm_cli::option_value(args, "--check", "200"), check) || check < 0 ||
       !parse_int(gpufmm_cli::option_value(args, "--seed", "1"), seed) ||
       !parse_int(gpufmm_cli::option_value(args, "--nd", "1"), nd) || nd < 1 || nd > 1024 ||
-      !parse_int(gpufmm_cli::option_value(args, "--smax", "-1"), smax) || smax == 0 || smax < -1 || smax > (1 << 30)) {
+      !parse_int(gpufmm_cli::option_value(args, "--smax", "-1"), smax) || smax == 0 || smax < -1 || smax > (1 << 30) ||
+      !parse_double(gpufmm_cli::option_value(args, "--cube", "0"), cube)) {
     usage(stderr);
     return 2;
   }
@@ -116,6 +119,7 @@ int run_fmm(const std::vector<std::string>& args) {
   opt.precision = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
   opt.tree = tree_kind;
   opt.s_max = int(smax);
+  opt.cube_padding = cube;  // out of range: the plan says so
   opt.calibrate = gpufmm_cli::has_flag(args, "--model") ? 0 : 1;
   opt.densities = GPUFMM_LAPLACE_DENSITIES_CHARGES;
   gpufmm_laplace_plan_t plan = nullptr;
@@ -148,8 +152,10 @@ int run_fmm(const std::vector<std::string>& args) {
   // formed, and the plan's p is unused.
   const std::string p_text = info.l_max >= 2 ? std::to_string(info.p)
                                              : "- (depth " + std::to_string(info.l_max) + ": direct sum only)";
-  std::printf("p = %s, l_max = %d (%s tree), boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
-              p_text.c_str(), info.l_max, info.adaptive ? "adaptive" : "uniform", static_cast<long long>(info.source_boxes),
+  char cube_text[64] = "";
+  if (info.cube_padding != 1) std::snprintf(cube_text, sizeof cube_text, ", cube %.3gx the points'", info.cube_padding);
+  std::printf("p = %s, l_max = %d (%s tree%s), boxes: %lld source, %lld target; M2L translations %lld, P2P pairs %lld\n",
+              p_text.c_str(), info.l_max, info.adaptive ? "adaptive" : "uniform", cube_text, static_cast<long long>(info.source_boxes),
               static_cast<long long>(info.target_boxes), static_cast<long long>(info.m2l_translations),
               static_cast<long long>(info.p2p_pairs));
   if (info.calibration_evaluates > 0)

@@ -360,45 +360,98 @@ double adaptive_model_seconds(const LaplacePlan& P, const LaplaceTables<T>& tab)
   return laplace_evaluate_seconds(c, L, double(A.u_pairs), far, point);
 }
 
-// sources / targets: host memory, or the context's when on_context.
-template <class T>
-void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const double* sources,
-                       const double* targets, bool on_context) {
-  // A keys-only tree (depth 0, no lists) gives the sorted Morton keys of
-  // both sets in the final tree's cube; the model scans depths on them.
-  tree::Options so;
-  so.l_max = 0;
-  const double t0 = now();
-  auto scan = tree::build(plan.ctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context);
-  const LaplaceCostConstants c = cost_constants(plan);
-#if defined(GPUFMM_HAVE_CUDA)
-  if (scan->ctx.on_gpu()) {  // the keys stay on the device, and so does the scan
-    const double t1 = now();
-    plan.plan_times.depth_keys = t1 - t0;
-    plan.depth = cuda::laplace_choose_depth_device<T>(scan->ctx, scan->src.keys, plan.nsrc,
-                                                      plan.same_sets ? nullptr : scan->recv_own.keys, plan.ntrg,
-                                                      plan.modified, tab, c);
-    plan.plan_times.depth_scan = now() - t1;
-    return;
-  }
-#endif
-  const auto sk = fetch(*scan, scan->src.keys, scan->src.n);  // views into `scan` on the CPU
-  HostView<uint64_t> rk;
-  if (!plan.same_sets) rk = fetch(*scan, scan->recv_own.keys, scan->recv_own.n);
-  const double t1 = now();
-  plan.plan_times.depth_keys = t1 - t0;
-  plan.depth = laplace_choose_depth<T>(sk.data(), plan.nsrc, plan.same_sets ? nullptr : rk.data(), plan.ntrg,
-                                       plan.modified, tab, c);
-  plan.plan_times.depth_scan = now() - t1;
-}
-
-// The side of the points' cube against what the plan's precision holds
+// The side of the tree's cube against what the plan's precision holds
 // (issue 14). Double: pair distances and their squares (plan::kMaxSpanDouble;
 // GPUFMM_ERROR_ACCURACY). Float: the relative coordinates, squared distances
 // and the box scalings 1/h, 1/h^2 of the finest level (h >= side 2^-21) in
 // float with room for the charges: a side in [2^-32, 2^60] (INVALID_ARGUMENT,
 // a value that does not fit float).
 constexpr double kMinSpanFloat = 0x1p-32, kMaxSpanFloat = 0x1p60;
+
+// Issue 19 (N = 1e7 uniform): leaves between two depths. A uniform tree's
+// cube may be f times the points' cube, sharing its lower corner: at depth
+// l + 1 its occupied leaves then hold ~f^3 / 8 of the points of depth l's,
+// for fewer near-field pairs and more translations. The depth scan scores
+// f = 2^(k / kCubePaddingSteps), k = 0 .. kCubePaddingSteps - 1, each on the
+// keys of its own cube, and keeps the cheapest (f = 2 is the next depth of
+// f = 1). Measured on 1 x H200 (docs/laplace_gpu.md "Leaves between two
+// depths"): 1e7 uniform points at f = 1.8, depth 6, 115.0 ms against 124.8
+// at f = 1, depth 5; at 1e6 every f > 1 was slower than f = 1 at depth 4.
+constexpr int kCubePaddingSteps = 6;
+
+// Options of a tree whose cube is f times `base` (the points' cube), with
+// base's lower corner.
+void pad_cube(const tree::Cube& base, double f, tree::Options& o) {
+  if (f == 1) return;
+  o.cube_given = true;
+  o.cube_side = f * base.side;
+  for (int k = 0; k < 3; ++k) o.cube_center[k] = base.corner[k] + 0.5 * o.cube_side;
+}
+
+// The depth scan on the sorted keys of a keys-only tree.
+template <class T>
+LaplaceDepthChoice scan_keys(const LaplacePlan& plan, const tree::Tree& scan, const LaplaceTables<T>& tab,
+                             const LaplaceCostConstants& c) {
+#if defined(GPUFMM_HAVE_CUDA)
+  if (scan.ctx.on_gpu())  // the keys stay on the device, and so does the scan
+    return cuda::laplace_choose_depth_device<T>(scan.ctx, scan.src.keys, plan.nsrc,
+                                                plan.same_sets ? nullptr : scan.recv_own.keys, plan.ntrg,
+                                                plan.modified, tab, c);
+#endif
+  const auto sk = fetch(scan, scan.src.keys, scan.src.n);  // views into `scan` on the CPU
+  HostView<uint64_t> rk;
+  if (!plan.same_sets) rk = fetch(scan, scan.recv_own.keys, scan.recv_own.n);
+  return laplace_choose_depth<T>(sk.data(), plan.nsrc, plan.same_sets ? nullptr : rk.data(), plan.ntrg,
+                                 plan.modified, tab, c);
+}
+
+// The points' cube (a keys-only tree's), for a given cube_padding where no
+// depth is scanned.
+tree::Cube points_cube(const LaplacePlan& plan, const double* sources, const double* targets, bool on_context) {
+  tree::Options so;
+  so.l_max = 0;
+  return tree::build(plan.ctx, so, sources, plan.nsrc, targets, plan.ntrg, on_context)->cube;
+}
+
+// The depth and the cube (options.cube_padding: given, or each candidate)
+// of the cheapest uniform tree. base: the points' cube.
+// sources / targets: host memory, or the context's when on_context.
+template <class T>
+void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const double* sources,
+                       const double* targets, bool on_context, tree::Cube& base) {
+  // A keys-only tree (depth 0, no lists) gives the sorted Morton keys of
+  // both sets in a candidate's cube; the model scans depths on them.
+  const LaplaceCostConstants c = cost_constants(plan);
+  const double given = plan.options.cube_padding;
+  const int candidates = given > 0 ? 1 : kCubePaddingSteps;
+  tree::Options so;
+  so.l_max = 0;
+  for (int k = 0; k < candidates; ++k) {
+    const double f = given > 0 ? given : std::exp2(double(k) / kCubePaddingSteps);
+    // Candidates whose cube would pass the precision's largest side
+    // (check_span) are left out: the points' cube alone is checked.
+    if (k > 0 && 2 * base.side > (plan.single() ? kMaxSpanFloat : plan::kMaxSpanDouble)) break;
+    double t = now();
+    if (k == 0 && f != 1) base = points_cube(plan, sources, targets, on_context);
+    tree::Options po = so;
+    if (k > 0 || f != 1) pad_cube(base, f, po);
+    const auto scan = tree::build(plan.ctx, po, sources, plan.nsrc, targets, plan.ntrg, on_context);
+    if (k == 0 && f == 1) base = scan->cube;
+    plan.plan_times.depth_keys += now() - t;
+    t = now();
+    LaplaceDepthChoice d = scan_keys<T>(plan, *scan, tab, c);
+    plan.plan_times.depth_scan += now() - t;
+    if (d.cost.empty()) {  // no sources or no targets: nothing to choose
+      plan.depth = std::move(d);
+      plan.cube_padding = 1;
+      return;
+    }
+    if (k == 0 || d.cost[size_t(d.l_max)] < plan.depth.cost[size_t(plan.depth.l_max)]) {
+      plan.depth = std::move(d);
+      plan.cube_padding = f;
+    }
+  }
+}
 
 // s_max of an adaptive tree when the options leave it to the library: the
 // leaf size that balances a leaf's near field (~ s^2 pairs) against its
@@ -442,13 +495,16 @@ int leaf_levels_spread(const tree::Tree& t) {
 void check_span(const LaplacePlan& P) {
   const double side = P.tree->cube.side;
   const char* which = P.same_sets ? "argument 'sources'" : "arguments 'sources' and 'targets'";
-  require(side <= plan::kMaxSpanDouble, GPUFMM_ERROR_ACCURACY, which, ": the points span ", side,
-          " (the side of their bounding cube), beyond ", plan::kMaxSpanDouble,
+  const std::string cube = P.cube_padding == 1 ? std::string(" (the side of their bounding cube)")
+                                                 : " (the side of the tree's cube, options.cube_padding = " +
+                                                       std::to_string(P.cube_padding) + " times their bounding cube's)";
+  require(side <= plan::kMaxSpanDouble, GPUFMM_ERROR_ACCURACY, which, ": the points span ", side, cube,
+          ", beyond ", plan::kMaxSpanDouble,
           " (2^500): squared distances of such points can overflow double, so no accuracy can be promised; "
           "scale the coordinates");
   if (P.single())
     require(side >= kMinSpanFloat && side <= kMaxSpanFloat, GPUFMM_ERROR_INVALID_ARGUMENT, which,
-            ": the points span ", side, " (the side of their bounding cube); a single-precision plan needs a side "
+            ": the points span ", side, cube, "; a single-precision plan needs a side "
             "in [", kMinSpanFloat, ", ", kMaxSpanFloat, "] (2^-32 .. 2^60), so that its distances, their squares "
             "and box scalings fit float: scale the coordinates, or use precision GPUFMM_FLOAT64");
 }
@@ -559,11 +615,12 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
                                         (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
                                                     : (1u << lists::kM2L)));
   };
+  tree::Cube base{};  // the points' cube (the depth scan's, when it ran)
   auto depth_scan = [&] {
     if (P.single())
-      choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context);
+      choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context, base);
     else
-      choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context);
+      choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context, base);
   };
   const bool auto_tree = opt.tree == GPUFMM_LAPLACE_TREE_AUTO && opt.l_max < 0 && opt.s_max < 1;
   bool scanned = false;
@@ -584,6 +641,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
       depth_scan();
       scanned = true;
       P.adaptive = !P.depth.cost.empty() && t_adaptive < P.depth.cost[size_t(P.depth.l_max)];
+      if (P.adaptive) P.cube_padding = 1;
     }
     if (!P.adaptive) {
       P.alists.reset();
@@ -594,15 +652,16 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
   }
   if (!P.adaptive) {
     tree::Options to;
-    if (opt.l_max >= 0) {
+    if (opt.l_max >= 0 || opt.s_max >= 1) {  // the caller's depth, and cube_padding 0 -> 1
       to.l_max = opt.l_max;
-    } else if (opt.s_max >= 1) {
-      to.l_max = -1;
-      to.s_max = opt.s_max;
+      if (opt.l_max < 0) to.s_max = opt.s_max;
+      P.cube_padding = opt.cube_padding > 0 ? opt.cube_padding : 1;
+      if (P.cube_padding != 1) base = points_cube(P, tsrc, ttrg, on_context);
     } else {
       if (!scanned) depth_scan();
       to.l_max = P.depth.l_max;
     }
+    pad_cube(base, P.cube_padding, to);
     tmark = now();
     P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
   }

@@ -97,6 +97,13 @@ void validate_options(const LaplaceOptions& o) {
   require(o.tree != GPUFMM_LAPLACE_TREE_ADAPTIVE || o.l_max == -1, GPUFMM_ERROR_INVALID_ARGUMENT,
           "options field 'l_max' = ", o.l_max, " with tree = GPUFMM_LAPLACE_TREE_ADAPTIVE: an adaptive tree takes "
           "its depth from s_max; l_max must be -1");
+  require(o.cube_padding == 0 || (o.cube_padding >= 1 && o.cube_padding < 2), GPUFMM_ERROR_INVALID_ARGUMENT,
+          "options field 'cube_padding' = ", o.cube_padding,
+          " is not 0 (cost model) or a factor in [1, 2) (a cube twice the points' is the next depth's)");
+  require(o.tree != GPUFMM_LAPLACE_TREE_ADAPTIVE || o.cube_padding == 0 || o.cube_padding == 1,
+          GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'cube_padding' = ", o.cube_padding,
+          " with tree = GPUFMM_LAPLACE_TREE_ADAPTIVE: an adaptive tree's leaves follow its points in the points' "
+          "cube; cube_padding must be 0 or 1");
   require(o.densities == GPUFMM_LAPLACE_DENSITIES_ANY || o.densities == GPUFMM_LAPLACE_DENSITIES_CHARGES ||
               o.densities == GPUFMM_LAPLACE_DENSITIES_DIPOLES,
           GPUFMM_ERROR_INVALID_ARGUMENT, "options field 'densities' = ", o.densities,

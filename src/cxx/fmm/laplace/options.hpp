@@ -110,6 +110,11 @@ struct LaplaceOptions {
   int s_max = -1;  // -1: cost model; >= 1: tree depth from max points per box
   int stencil = GPUFMM_STENCIL_MODIFIED;
   int tree = GPUFMM_LAPLACE_TREE_AUTO;  // gpufmm_laplace_tree_t
+  // A uniform tree's cube against the points' own (issue 19: leaves between
+  // two depths): 0: chosen by the cost model, among 2^(k/6), k = 0..5, where
+  // it chooses the depth (else 1); a factor in [1, 2): that cube, sharing the
+  // points' cube's lower corner (create.cpp, kCubePaddingSteps).
+  double cube_padding = 0;
   bool variable_truncation = true;
   // p = 0: p from test evaluates of the plan (calibrate.cpp), else from the
   // worst-case model (error.hpp).

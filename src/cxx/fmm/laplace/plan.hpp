@@ -246,6 +246,9 @@ class LaplacePlan : public ContextChild {  // ctx: the user's context
   std::shared_ptr<const LaplaceTables<double>> tables_d;
   std::shared_ptr<const LaplaceTables<float>> tables_f;
   LaplaceDepthChoice depth;              // the cost model's scan (empty when not used)
+  // A uniform tree's cube against the points' own (options.cube_padding;
+  // 1 for an adaptive tree): the depth scan's choice, or the option.
+  double cube_padding = 1;
 
   // sizes (plan_info)
   int64_t src_boxes = 0, trg_boxes = 0;
