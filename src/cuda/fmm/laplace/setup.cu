@@ -386,14 +386,21 @@ void laplace_plan_setup(LaplacePlan& P) {
   G->smem_optin = static_cast<size_t>(optin);
   // The near field's stream: the context's priority, or the least, so
   // that the far field's blocks go first where both wait
-  // (k.p2p_low_priority; automatically on adaptive plans: N = 1e6, eps
-  // 1e-6, H200, the evaluate 5-7 % faster on the ellipsoid and Plummer
-  // points, 1.6 % slower on uniform points with the mutual passes).
+  // (k.p2p_low_priority). Automatically on adaptive plans and uniform ones
+  // of depth >= kLowPriorityDepth, whose far field is a long chain of
+  // dependent launches (M2M up, M2L and L2L down, level by level) that
+  // waits behind near-field blocks. H200, eps 1e-6: adaptive 1e6 ellipsoid
+  // and Plummer points 5-7 % faster; uniform trees at depth 6-7 (1e7
+  // uniform points in a cube 1.78x theirs, 1e6 ellipsoid points) 3.4 % and
+  // 8.3 % (float 5.8 %); at depths 4-5 (1e6-5e6 uniform points) it was
+  // 0.7 % faster to 2.7 % slower (docs/laplace_gpu.md "Leaves between two
+  // depths").
+  constexpr int kLowPriorityDepth = 6;
   int least = 0, greatest = 0, prio = 0;
   GPUFMM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   GPUFMM_CUDA_CHECK(cudaStreamGetPriority(static_cast<cudaStream_t>(P.ctx.stream), &prio));
   const int lp = P.options.gpu.p2p_low_priority;
-  if (lp > 0 || (lp < 0 && P.adaptive)) prio = least;
+  if (lp > 0 || (lp < 0 && (P.adaptive || P.l_max >= kLowPriorityDepth))) prio = least;
   GPUFMM_CUDA_CHECK(cudaStreamCreateWithPriority(&G->s1, cudaStreamNonBlocking, prio));
   for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
   GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));

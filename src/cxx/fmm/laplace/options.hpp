@@ -66,7 +66,8 @@ namespace fmm {
 //               (nf::mutual_flow_pays). The same bits either way
 //   p2p_low_priority the near field's stream at the least priority, below
 //               the far field's (on), or at the same (off); auto (the
-//               default): on for adaptive plans
+//               default): on for adaptive plans and uniform ones of depth
+//               >= 6 (setup.cu)
 //   m2l_threads threads per block of the grouped M2L, 256, 320, 384 or 512
 //               (0: the fewest that hold p^2, 512 beyond)
 //   m2l_gemm_mb m2l = GEMM: MB of each of its two buffers (the gathered
