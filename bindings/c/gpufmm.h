@@ -509,7 +509,8 @@ typedef struct gpufmm_laplace_options_s {
                           cube, sharing its lower corner, so that leaves fall
                           between two depths' sizes: 0 (default): chosen by
                           the cost model among 2^(k/6), k = 0..5, where it
-                          chooses the depth (l_max = s_max = -1), else 1;
+                          chooses the depth (l_max = s_max = -1; not for
+                          FLOAT32 with separate targets), else 1;
                           or a factor in [1, 2). An adaptive tree takes 1
                           (with tree = ADAPTIVE only 0 or 1 are accepted);
                           plan_info.cube_padding reports the one used         */

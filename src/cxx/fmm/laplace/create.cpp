@@ -375,8 +375,8 @@ constexpr double kMinSpanFloat = 0x1p-32, kMaxSpanFloat = 0x1p60;
 // f = 2^(k / kCubePaddingSteps), k = 0 .. kCubePaddingSteps - 1, each on the
 // keys of its own cube, and keeps the cheapest (f = 2 is the next depth of
 // f = 1). Measured on 1 x H200 (docs/laplace_gpu.md "Leaves between two
-// depths"): 1e7 uniform points at f = 1.8, depth 6, 115.0 ms against 124.8
-// at f = 1, depth 5; at 1e6 every f > 1 was slower than f = 1 at depth 4.
+// depths"): 1e7 uniform points take f = 2^(5/6), depth 6, 121.7 ms against
+// 131.1 at f = 1, depth 5; 2e6 24.9 against 31.3; 1e6 keeps f = 1.
 constexpr int kCubePaddingSteps = 6;
 
 // Options of a tree whose cube is f times `base` (the points' cube), with
@@ -423,7 +423,12 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
   // both sets in a candidate's cube; the model scans depths on them.
   const LaplaceCostConstants c = cost_constants(plan);
   const double given = plan.options.cube_padding;
-  const int candidates = given > 0 ? 1 : kCubePaddingSteps;
+  // Float plans with distinct targets keep the points' cube unless given: in
+  // a larger one, targets far from their sources (dipoles, eps 1e-5) took
+  // the dense path, their error at p = 16 fell too little over two terms to
+  // be told from float's rounding floor, and the plans passed with errors
+  // of 1.3e-5 .. 1.7e-5 (in the points' cube: refused, calibrate.cpp).
+  const int candidates = given > 0 || (plan.single() && !plan.same_sets) ? 1 : kCubePaddingSteps;
   tree::Options so;
   so.l_max = 0;
   for (int k = 0; k < candidates; ++k) {

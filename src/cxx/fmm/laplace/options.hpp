@@ -113,8 +113,9 @@ struct LaplaceOptions {
   int tree = GPUFMM_LAPLACE_TREE_AUTO;  // gpufmm_laplace_tree_t
   // A uniform tree's cube against the points' own (issue 19: leaves between
   // two depths): 0: chosen by the cost model, among 2^(k/6), k = 0..5, where
-  // it chooses the depth (else 1); a factor in [1, 2): that cube, sharing the
-  // points' cube's lower corner (create.cpp, kCubePaddingSteps).
+  // it chooses the depth (else 1; float plans with distinct targets: 1); a
+  // factor in [1, 2): that cube, sharing the points' cube's lower corner
+  // (create.cpp, kCubePaddingSteps).
   double cube_padding = 0;
   bool variable_truncation = true;
   // p = 0: p from test evaluates of the plan (calibrate.cpp), else from the
