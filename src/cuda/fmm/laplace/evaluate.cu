@@ -426,9 +426,14 @@ struct Eval {
   void p2l(T* q, T* d, T* Lx, uint8_t* hl) {
     const GpuData::Adaptive& a = G.ad;
     if (a.nx <= 0) return;
-    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((a.nx * 32 + 127) / 128, 1 << 30)));
-    k_p2l_wpb<T><<<blocks, 128, 0, s0>>>(a.nx, a.x_box, a.x_off, a.x, p, tr.cube, a.roff, L, dev_set(S), dev_set(R),
-                                         G.sxyz, q, d, Lx, hl, tab.walk);
+    // Warps per row: up to kP2lWarps, as many p^2 accumulators as take at
+    // most kP2lSmem bytes (8 warps up to p = 27 in double, 2 at p = 50).
+    const size_t per_warp = size_t(p2) * sizeof(T);
+    const int warps = static_cast<int>(std::max<size_t>(1, std::min<size_t>(kP2lWarps, kP2lSmem / per_warp)));
+    const size_t smem = warps * per_warp;
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(a.nx, 1 << 30));
+    k_p2l_bpb<T><<<blocks, 32 * warps, smem, s0>>>(a.nx, a.x_box, a.x_off, a.x, p, tr.cube, a.roff, L, dev_set(S),
+                                                   dev_set(R), G.sxyz, q, d, Lx, hl, tab.walk);
     check_launch("laplace P2L kernel");
   }
 
@@ -487,10 +492,16 @@ struct Eval {
     if (a.nleaves > 0 && a.nw > 0) {
       const size_t smem = size_t(p2) * sizeof(T);
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(a.nleaves, 1 << 30)));
+      // A thread per target of the largest leaf (64 .. 256): each W box is
+      // one pass over the leaf's targets, and a row is as long as its
+      // boxes' walks one after another (64 threads took three passes per
+      // box on leaves of 166 points: the L2P + M2P of 1e5 Plummer points
+      // 0.52 ms against 0.10 on two clusters, which have few W boxes).
+      const unsigned threads = static_cast<unsigned>(std::clamp<int64_t>((P.max_leaf_points + 31) / 32 * 32, 64, 256));
       with_hess(fh, [&](auto hess) {
         constexpr bool kHess = decltype(hess)::value;
         set_smem(k_m2p_bpb<T, kHess>, smem);
-        k_m2p_bpb<T, kHess><<<blocks, 64, smem, s0>>>(a.nleaves, a.leaves, a.w_off, a.w, p, tr.cube, a.soff, L,
+        k_m2p_bpb<T, kHess><<<blocks, threads, smem, s0>>>(a.nleaves, a.leaves, a.w_off, a.w, p, tr.cube, a.soff, L,
                                                       dev_set(S), dev_set(R), G.txyz, M, fp, fg, fh, tab.walk);
       });
       check_launch("laplace M2P kernel");
