@@ -15,7 +15,8 @@ one code, the other code's time at that error, interpolated linearly in
 err_pot, err_grad). --ours: CSV of bench_fmm3d_api linked to gpufmm's
 drop-in (the same columns) or of bench_laplace_gpu (dist, precision, eps,
 eval_s, err_pot, err_grad; rows of --precision only). Either may be given
-more than once. The error of a run is max(err_pot, err_grad) by default.
+more than once; runs pair by distribution and N. The error of a run is
+max(err_pot, err_grad) by default.
 
 A run whose error lies outside the other code's range gets no interpolated
 time: the other's nearest run bounds it, and the time and the ratio are
@@ -28,7 +29,8 @@ import sys
 
 
 def load(paths, precision):
-    """{dist: [(err_pot, err_grad, eps, seconds)]} from bench CSVs."""
+    """{(dist, n): [(err_pot, err_grad, eps, seconds)]} from bench CSVs: runs
+    pair only with runs on the same points."""
     out = {}
     for path in paths:
         with open(path, newline="") as f:
@@ -37,7 +39,7 @@ def load(paths, precision):
                     continue
                 t = float(row["best_s"] if "best_s" in row else row["eval_s"])
                 rec = (float(row["err_pot"]), float(row["err_grad"]), float(row["eps"]), t)
-                out.setdefault(row["dist"], []).append(rec)
+                out.setdefault((row["dist"], int(row["n"])), []).append(rec)
     return out
 
 
@@ -73,15 +75,15 @@ def table(runs, other, label, other_label, which, ours_first):
     """Each of `runs`' rows with `other`'s time interpolated at its error;
     the ratio is FMM3D's time over gpufmm's (ours_first: `runs` are gpufmm's)."""
     print(f"\n{label}'s runs, {other_label}'s time interpolated at their error:")
-    print(f"{'dist':10} {'eps':>8} {'error':>9} {label + ' s':>12} | {other_label + ' s':>12} {'ratio':>10}")
-    for d in runs:
+    print(f"{'dist':10} {'N':>9} {'eps':>8} {'error':>9} {label + ' s':>12} | {other_label + ' s':>12} {'ratio':>10}")
+    for d in sorted(runs, key=lambda k: (k[1], k[0])):
         if d not in other:
             continue
         for r in sorted(runs[d], key=lambda r: -r[2]):
             e = error_of(r, which)
             t, b = time_at(other[d], e, which)
             ratio, rb = (t / r[3], b) if ours_first else (r[3] / t, flip(b))
-            print(f"{d:10} {r[2]:8.0e} {e:9.2e} {r[3]:12.4f} | {b:>2}{t:10.4f} {rb:>2}{ratio:7.3g}x")
+            print(f"{d[0]:10} {d[1]:9d} {r[2]:8.0e} {e:9.2e} {r[3]:12.4f} | {b:>2}{t:10.4f} {rb:>2}{ratio:7.3g}x")
 
 
 def main():
@@ -93,9 +95,9 @@ def main():
     ap.add_argument("--precision", default="double", help="rows of bench_laplace_gpu CSVs to use")
     a = ap.parse_args()
     peer, ours = load(a.peer, a.precision), load(a.ours, a.precision)
-    dists = [d for d in ours if d in peer]
-    if not dists:
-        sys.exit("fmm3d_equal_error: no distribution is in both --peer and --ours")
+    common = [k for k in ours if k in peer]
+    if not common:
+        sys.exit("fmm3d_equal_error: no distribution and N is in both --peer and --ours")
     print(f"error = {a.error} of the relative L2 errors of potential and gradient; "
           f"ratio = FMM3D's time / {a.ours_label}'s at the same error")
     print("a sign (<=, >=) marks an error outside the other code's runs: the time is then its nearest run's,\n"
