@@ -229,8 +229,8 @@ int main(int argc, char** argv) {
         std::printf("-- strategies (N = 1e6, uniform, double, eps 1e-6) --\n");
         for (const char* k : {"p2m=wpb,m2m=bpb,m2l=bpb,l2l=bpb,l2p=tpt,p2p=bpb",
                               "p2m=wpb,m2m=gpb,m2l=wpb,l2l=tpb,l2p=tpt,p2p=bpb",
-                              "p2m=tpb,m2m=tpb,m2l=tpb,l2l=tpb,l2p=tpb,p2p=bpb", "p2p=tpt", "overlap=off",
-                              "graph=off"})
+                              "p2m=tpb,m2m=tpb,m2l=tpb,l2l=tpb,l2p=tpb,p2p=bpb", "m2m=bpb", "m2m=gemm", "p2p=tpt",
+                              "overlap=off", "graph=off"})
           print(run(c, ds, GPUFMM_FLOAT64, 1e-6, repeat, false, k), csv);
         std::printf("-- strategies (N = 1e6, uniform, float, eps 1e-5) --\n");
         for (const char* k : {"p2m=wpb,m2m=bpb,m2l=bpb,l2l=bpb,l2p=tpt,p2p=bpb",

@@ -474,7 +474,10 @@ typedef struct gpufmm_laplace_options_s {
   /* GPU context only: the kernel strategy of each stage (a
    * gpufmm_laplace_strategy_t; defaults: the fastest measured on an H100):    */
   int gpu_p2m;         /* BPB (default), WPB or TPB                             */
-  int gpu_m2m;         /* BPB (default), GPB or TPB                             */
+  int gpu_m2m;         /* AUTO (default: GEMM in double where p >= 27, else
+                          BPB), BPB, GEMM (dense products of the eight octant
+                          operators, levels whose buffers fit; others BPB),
+                          GPB or TPB                                           */
   int gpu_m2l;         /* AUTO (default: GEMM where p <= 24 and its operators
                           fit in 1/32 of the device's memory, else GRP), GEMM,
                           GRP (GEMM and GRP: BPB where p is too large for

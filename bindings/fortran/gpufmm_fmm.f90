@@ -66,7 +66,7 @@ module gpufmm_fmm
      integer(c_int) :: table_cache = 1         !< 1: tables from the process / device caches; 0: own
      ! GPU context only: kernel strategy per stage (GPUFMM_KERNEL_*)
      integer(c_int) :: gpu_p2m = GPUFMM_STRATEGY_BPB  !< BPB, WPB or TPB
-     integer(c_int) :: gpu_m2m = GPUFMM_STRATEGY_BPB  !< BPB, GPB or TPB
+     integer(c_int) :: gpu_m2m = GPUFMM_STRATEGY_AUTO  !< AUTO, BPB, GEMM, GPB or TPB
      integer(c_int) :: gpu_m2l = GPUFMM_STRATEGY_AUTO  !< AUTO, GEMM, GRP, BPB, WPB or TPB
      integer(c_int) :: gpu_l2l = GPUFMM_STRATEGY_BPB  !< BPB or TPB
      integer(c_int) :: gpu_l2p = GPUFMM_STRATEGY_TPT  !< TPT, BPB or TPB

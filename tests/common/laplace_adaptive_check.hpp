@@ -42,9 +42,11 @@ constexpr Dist kAdaptiveDists[] = {Dist::Uniform, Dist::Ellipsoid, Dist::Plummer
 inline std::unique_ptr<gpufmm::fmm::LaplacePlan> adaptive_evaluate(
     gpufmm::Context& c, const NdProblem& p, double eps, gpufmm_dtype_t precision, int s_max, int64_t direct_max,
     NdOutputs& out, gpufmm_laplace_strategy_t l2p = GPUFMM_STRATEGY_TPT,
-    const gpufmm::fmm::LaplaceCostConstants* cost = nullptr, double v_direct = -1) {
+    const gpufmm::fmm::LaplaceCostConstants* cost = nullptr, double v_direct = -1,
+    gpufmm_laplace_strategy_t m2m = GPUFMM_STRATEGY_BPB) {
   gpufmm::fmm::LaplaceOptions o;
   o.gpu.l2p = l2p;
+  o.gpu.m2m = m2m;
   o.eps = eps;
   o.precision = precision;
   o.tree = GPUFMM_LAPLACE_TREE_ADAPTIVE;

@@ -6,6 +6,7 @@
 //    CPU's to rounding (double: 1e-11 relative L2; float: 5e-6), for
 //    uniform, ellipsoid, Plummer, two-cluster and refined-patch points,
 //    sources = targets and distinct; the GPU's default bound within eps too;
+//    the M2M as dense products (m2m=gemm) equal to the CPU's to rounding;
 //  * within eps of the double direct sum (eps 1e-3, 1e-6, 1e-9 double, 1e-3
 //    and 1e-5 float), with the default direct-sum shortcut of small W / X
 //    boxes and with every W / X box through M2P and P2L; charges, dipoles;
@@ -56,7 +57,7 @@ TEST_F(CudaLaplaceAdaptive, EqualsCpuAndWithinEps) {
         const double eps = single ? 1e-5 : 1e-6;
         const gpufmm_dtype_t prec = single ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
         const NdProblem p = make_nd_problem(d, 30000, same ? -1 : 20000, 1, i % 3, adaptive_seed() + i);
-        NdOutputs og(p, false), oc(p, false), od(p, false);
+        NdOutputs og(p, false), oc(p, false), od(p, false), om(p, false);
         // The same direct-sum bound, cost constants and factor on both (their
         // defaults differ: W / X boxes of p^2 points on the CPU, 16 p^2 on
         // the GPU; the translations each moves to the direct sum), then the
@@ -65,6 +66,8 @@ TEST_F(CudaLaplaceAdaptive, EqualsCpuAndWithinEps) {
         auto pg = adaptive_evaluate(*checked_context(gpu), p, eps, prec, 48, 1000, og, GPUFMM_STRATEGY_TPT, &k, 0.5);
         auto pc = adaptive_evaluate(*checked_context(cpu), p, eps, prec, 48, 1000, oc, GPUFMM_STRATEGY_TPT, &k, 0.5);
         adaptive_evaluate(*checked_context(gpu), p, eps, prec, 48, -1, od);
+        adaptive_evaluate(*checked_context(gpu), p, eps, prec, 48, 1000, om, GPUFMM_STRATEGY_TPT, &k, 0.5,
+                          GPUFMM_STRATEGY_GEMM);
         const std::string what = std::string(dist_name(d)) + (same ? " same" : " distinct") +
                                  (single ? " float" : " double") + adaptive_seed_note();
         ASSERT_TRUE(pg->adaptive && !pg->cpu_pipeline()) << what;
@@ -77,6 +80,8 @@ TEST_F(CudaLaplaceAdaptive, EqualsCpuAndWithinEps) {
         const double tol = single ? 5e-6 : 1e-11;
         EXPECT_LE(rel(og.pot, oc.pot), tol) << what;
         EXPECT_LE(rel(og.grad, oc.grad), tol) << what;
+        EXPECT_LE(rel(om.pot, oc.pot), tol) << what << " m2m=gemm";
+        EXPECT_LE(rel(om.grad, oc.grad), tol) << what << " m2m=gemm";
         for (const NdOutputs* o : {&og, &od}) {
           const NdErrors e = nd_errors(cpu, p, *o);
           EXPECT_LE(e.pot, eps) << what;

@@ -247,7 +247,7 @@ TEST_F(CudaLaplaceFmm, KernelStrategiesAgree) {
     const auto o = options(precision == GPUFMM_FLOAT64 ? 1e-6 : 1e-5, precision, 0, 4);  // float's smallest eps
     Result base;
     fmm(gpu, o, src, nullptr, q.data(), d.data(), base);
-    for (const char* k : {"p2m=wpb", "p2m=tpb", "m2m=gpb", "m2l=wpb", "l2p=tpt", "l2p=tpb", "p2p=tpt", "overlap=off",
+    for (const char* k : {"p2m=wpb", "p2m=tpb", "m2m=gpb", "m2m=gemm", "m2l=wpb", "l2p=tpt", "l2p=tpb", "p2p=tpt", "overlap=off",
                           "work=global", "graph=off",
                           "p2m=wpb,m2m=gpb,m2l=wpb,l2p=tpt,p2p=tpt,overlap=off,work=global"}) {
       SCOPED_TRACE(std::string(k) + " precision " + std::to_string(precision));

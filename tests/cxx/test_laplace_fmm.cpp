@@ -668,7 +668,7 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   ASSERT_EQ(gpufmm_laplace_options_init(&o), GPUFMM_SUCCESS);
   EXPECT_EQ(o.table_cache, 1);
   EXPECT_EQ(o.gpu_p2m, GPUFMM_STRATEGY_BPB);
-  EXPECT_EQ(o.gpu_m2m, GPUFMM_STRATEGY_BPB);
+  EXPECT_EQ(o.gpu_m2m, GPUFMM_STRATEGY_AUTO);
   EXPECT_EQ(o.gpu_m2l, GPUFMM_STRATEGY_AUTO);
   EXPECT_EQ(o.gpu_l2l, GPUFMM_STRATEGY_BPB);
   EXPECT_EQ(o.gpu_l2p, GPUFMM_STRATEGY_TPT);
@@ -682,7 +682,7 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   ASSERT_TRUE(fmm::laplace_gpu_parse_kernels(
       "p2m=wpb,m2m=gpb,m2l=tpb,l2l=tpb,l2p=bpb,p2p=tpt,p2p_mutual=off,overlap=off,graph=off,work=global,p2m_warps=2,"
       "bpb_slots=3,m2l_group=4,m2l_lanes=4,m2l_threads=256,m2l_gemm_mb=64,p2p_mutual_lanes=2,p2p_mutual_flow=5,"
-      "p2p_low_priority=on",
+      "p2p_low_priority=on,p2p_after_up=on",
       k));
   EXPECT_EQ(k.m2m, GPUFMM_STRATEGY_GPB);
   EXPECT_EQ(k.m2l_group, 4);
@@ -696,6 +696,14 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   EXPECT_EQ(k.p2p_mutual_lanes, 2);
   EXPECT_EQ(k.p2p_mutual_flow, 5);
   EXPECT_EQ(k.p2p_low_priority, 1);
+  EXPECT_EQ(k.p2p_after_up, 1);
+  {
+    fmm::LaplaceGpuKernels x;
+    ASSERT_TRUE(fmm::laplace_gpu_parse_kernels("m2m=gemm,p2p_after_up=off", x));
+    EXPECT_EQ(x.m2m, GPUFMM_STRATEGY_GEMM);
+    EXPECT_EQ(x.p2p_after_up, 0);
+    EXPECT_NE(fmm::laplace_gpu_kernels_string(x).find(",m2m=gemm,"), std::string::npos);
+  }
   const struct {
     const char *flow, *prio;
     int flow_v, prio_v;
@@ -717,6 +725,7 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("m2m=wpb,m2l_lanes=5,bogus=1,p2p", untouched));
   EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("p2p_mutual_flow=-2", untouched));
   EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("p2p_low_priority=2", untouched));
+  EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("p2p_after_up=2", untouched));
   EXPECT_TRUE(untouched == fmm::LaplaceGpuKernels());
 }
 

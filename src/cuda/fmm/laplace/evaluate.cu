@@ -330,14 +330,18 @@ struct Eval {
     p2m_boxes(q, d, M, L, S.level_offset[L], S.level_offset[L + 1] - S.level_offset[L], nullptr, P.nsrc, nk);
   }
 
-  // P2M into nb leaves of level l holding ns sources in all; nk densities
-  // (as p2m): BpB takes up to four per walk of each source's basis (when
-  // their accumulators fit in shared memory), the others one at a time.
+  // P2M into nb leaves of level l (l < 0: of every level, an adaptive
+  // plan's) holding ns sources in all; nk densities (as p2m): BpB takes up
+  // to four per walk of each source's basis (when their accumulators fit in
+  // shared memory), the others one at a time.
   void p2m_boxes(T* q, T* d, T* M, int l, int64_t b0, int64_t nb, const int32_t* boxes, int64_t ns, int nk = 1) {
     if (nb <= 0) return;
-    const T h = T(tree::box_size(tr.cube, l));
-    DevSet Sd = dev_set(S);
-    Sd.leaf = tree::level_frame(tr.cube, l);
+    LeafLevel lev;
+    lev.cube = tr.cube;
+    lev.off = G.ad.soff;
+    lev.l_max = L;
+    lev.level = l;
+    const DevSet Sd = dev_set(S);
     const int64_t nsrc = P.nsrc, Ms = S.nboxes * p2;
     // bpb: blocks of nw warps (shared memory nw x p2m_bpb_warp_bytes:
     // 12320 B per warp at p = 22 double, 28448 B at p = 50; with four
@@ -368,7 +372,7 @@ struct Eval {
       nl.pot_stride = Ms;
       auto launch = [&](auto kernel) {
         set_smem(kernel, smem);
-        kernel<<<blocks, 32 * nw, smem, s0>>>(b0, nb, boxes, p, h, wpl, Sd, G.sxyz, q, d, M, tab.walk, nl);
+        kernel<<<blocks, 32 * nw, smem, s0>>>(b0, nb, boxes, p, lev, wpl, Sd, G.sxyz, q, d, M, tab.walk, nl);
       };
       if (d && four)
         launch(k_p2m_bpb<T, true, kNdGroup>);
@@ -384,9 +388,9 @@ struct Eval {
       return;
     } else if (G.k.p2m != GPUFMM_STRATEGY_TPB) {  // wpb (also bpb where one warp's tile does not fit)
       const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, (nb * 32 + 127) / 128));
-      k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, boxes, p, h, Sd, G.sxyz, q, d, M, tab.walk);
+      k_p2m_wpb<T><<<blocks, 128, 0, s0>>>(b0, nb, boxes, p, lev, Sd, G.sxyz, q, d, M, tab.walk);
     } else {
-      k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, boxes, p, h, Sd, G.sxyz, q, d, M, tab.walk);
+      k_p2m_tpb<T><<<blocks_for(G, nb, 64), 64, 0, s0>>>(b0, nb, boxes, p, lev, Sd, G.sxyz, q, d, M, tab.walk);
     }
     check_launch("laplace P2M kernel");
   }
@@ -396,9 +400,12 @@ struct Eval {
     for (int l = L - 1; l >= 2; --l) m2m_level(l, M);
   }
 
+  // M2M into the parents of level l: GEMM where the plan made the level
+  // dense (m2m_gemm.cu), else BpB.
   void m2m_level(int l, T* M) {
     const int64_t b0 = S.level_offset[l], nb = S.level_offset[l + 1] - b0;
-    if (G.k.m2m == GPUFMM_STRATEGY_BPB)
+    if (G.k.m2m == GPUFMM_STRATEGY_GEMM && m2m_gemm_level<T>(G, p, l, b0, nb, S.child_offset, M, s0)) return;
+    if (G.k.m2m == GPUFMM_STRATEGY_BPB || G.k.m2m == GPUFMM_STRATEGY_GEMM)
       translate_bpb<kBpbM2M>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, nullptr, M, M, nullptr);
     else if (G.k.m2m == GPUFMM_STRATEGY_GPB)
       translate<kKindM2M, 8>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
@@ -406,18 +413,16 @@ struct Eval {
       translate<kKindM2M, 1>(b0, nb, S.child_offset, nullptr, S.box_key, nullptr, nullptr, M, M, nullptr);
   }
 
-  // Adaptive plans (issue 19): the multipoles bottom up, level by level:
-  // M2M into the level's boxes (a leaf, without children, gets zero), then
-  // P2M into its leaves.
-  // nk densities as p2m.
+  // Adaptive plans (issue 19): the P2M of the source leaves of every level
+  // in one launch (one level at a time left most of the GPU idle: at p = 34
+  // a level's leaves give a warp or two per scheduler, and the walk is a
+  // chain of dependent FP64 operations), then the M2M bottom up, level by
+  // level, into the boxes with children (the leaves keep their P2M). nk
+  // densities as p2m.
   void upward_adaptive(T* q, T* d, T* M, int nk = 1) {
-    const GpuData::Adaptive& a = G.ad;
-    for (int l = L; l >= 2; --l) {
-      if (l < L)
-        for (int k = 0; k < nk; ++k) m2m_level(l, M + k * S.nboxes * p2);
-      const int64_t k0 = a.src_level[size_t(l)], k1 = a.src_level[size_t(l) + 1];
-      p2m_boxes(q, d, M, l, 0, k1 - k0, a.src_leaves + k0, a.src_level_points[size_t(l)], nk);
-    }
+    p2m_boxes(q, d, M, -1, 0, G.ad.nsrc_leaves, G.ad.src_leaves, P.nsrc, nk);
+    for (int l = L - 1; l >= 2; --l)
+      for (int k = 0; k < nk; ++k) m2m_level(l, M + k * S.nboxes * p2);
   }
 
   // Adaptive plans: P2L of the X rows of every level in one launch, into
@@ -710,7 +715,11 @@ struct Eval {
       mark(7, sn, capturing);
       if (G.k.overlap) GPUFMM_CUDA_CHECK(cudaEventRecord(G.join, sn));
     };
-    if (G.k.overlap) near();
+    // The fork: at the start, or after the first density group's upward
+    // pass (G.near_after_up), so that the near field's blocks, once on
+    // every SM, do not hold the P2M back until they end.
+    const bool after_up = G.k.overlap && G.near_after_up && x.M;
+    if (G.k.overlap && !after_up) near();
 
     // Far field on s0, kNdGroup densities at a time (their expansions one
     // after the other in M and Lx, reused by the next group).
@@ -734,6 +743,7 @@ struct Eval {
           for (int k = 0; k < nk; ++k) m2m(M + k * Ms);
         }
         at(2);
+        if (after_up && g == 0) near();
         // Downward, density by density: L = 0, has_local = 0 (an adaptive
         // plan's P2L); then per level L2L, M2L. has_local follows from the
         // lists alone: the same for every density.

@@ -73,6 +73,7 @@ struct GpuData {
   // with nd.
   std::vector<cudaEvent_t> ev_far;
   cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
+  bool near_after_up = false;  // the fork after the upward pass (k.p2p_after_up, resolved)
   // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
   // replayed while the arguments (GraphKey) stay the same.
   gpufmm::cuda::GraphCache<GraphKey> graph;
@@ -83,6 +84,8 @@ struct GpuData {
   DevM2LGroups grp;
   // M2L as dense products (m2l = GEMM; m2l_gemm.cu).
   M2LGemm gemm;
+  // M2M as dense products (m2m = GEMM; m2m_gemm.cu).
+  M2MGemm m2m_gemm;
   std::vector<void*> blocks;
   size_t bytes = 0;
   // tables (device memory shared with the device table cache and other plans)
@@ -116,16 +119,16 @@ struct GpuData {
   void* scratch = nullptr;
   int64_t scratch_threads = 0;
   // Adaptive plans (issue 19): the receiver leaves (rows of U and W) as a
-  // compact set, the lists (lists/adaptive.hpp), and per level the ranges of
-  // the receiver leaves and the source leaves ([l_max + 2]).
+  // compact set, the lists (lists/adaptive.hpp), per level the ranges of
+  // the receiver leaves ([l_max + 2]), and the source leaves.
   struct Adaptive {
     int64_t nleaves = 0, nw = 0, nx = 0;  // receiver leaves, W entries, X rows
+    int64_t nsrc_leaves = 0;
     int32_t *leaves = nullptr, *src_leaves = nullptr;
     DevSet rleaf;  // row r: leaf leaves[r] (point ranges, centres, keys)
     int64_t *u_off = nullptr, *w_off = nullptr, *x_off = nullptr;
     int32_t *u = nullptr, *w = nullptr, *x_box = nullptr, *x = nullptr;
-    std::vector<int64_t> leaf_level, src_level;
-    std::vector<int64_t> src_level_points;  // [l_max + 1] points in the source leaves of each level
+    std::vector<int64_t> leaf_level;
     lists::LevelOffsets soff{}, roff{};  // level offsets of the sources, receivers
   } ad;
 
@@ -210,7 +213,8 @@ inline unsigned blocks_for(const GpuData& G, int64_t threads, int block) {
 // set-up, and at an evaluate after laplace_gpu_kernels changed it): the
 // grouped entries (GRP) or the dense products (GEMM). Both need the grouped
 // kernel's work vectors of 4 lanes in shared memory (p <= 44 in double on
-// an H100); beyond, G.k.m2l becomes BPB (setup.cu).
+// an H100); beyond, G.k.m2l becomes BPB (setup.cu). Also the dense M2M
+// operators and columns (G.k.m2m = GEMM).
 void m2l_plan_data(GpuData& G, const LaplacePlan& P, cudaStream_t s0);
 // The number of entries of the M2L lists that the grouped strategies take
 // (setup.cu).
@@ -225,6 +229,19 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, int gsize, bool span_lev
 void m2l_gemm_build(GpuData& G, const LaplacePlan& P, cudaStream_t s0);
 template <class T>
 void m2l_gemm_run(GpuData& G, int p, const T* M, T* L, uint8_t* has_local, cudaStream_t s);
+// Bytes of each buffer of the dense products (k.m2l_gemm_mb MB, else 1 GB,
+// at most 1/32 of the device's memory; m2l_gemm.cu).
+size_t gemm_buffer_bytes(const GpuData& G);
+// The plan's cuBLAS handle (G.gemm.handle, with its own workspace, so that
+// a graph capture allocates nothing), created on first use (m2l_gemm.cu).
+cublasHandle_t plan_cublas(GpuData& G);
+// m2m = GEMM (m2m_gemm.cu): the plan's part (G.m2m_gemm), and the M2M into
+// the parents [b0, b0 + nb) of level l where that level is dense (else
+// false: nothing done).
+void m2m_gemm_build(GpuData& G, const LaplacePlan& P, cudaStream_t s0);
+template <class T>
+bool m2m_gemm_level(GpuData& G, int p, int l, int64_t b0, int64_t nb, const int32_t* child_offset, T* M,
+                    cudaStream_t s);
 
 // The device tables of a plan (tables.cu): shared through the process-wide
 // device table cache (cache true) or uploaded for the plan alone; G keeps

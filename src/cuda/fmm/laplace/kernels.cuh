@@ -12,6 +12,7 @@
 #include "fmm/laplace/math.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "cuda/common/device_views.cuh"
+#include "lists/rows.hpp"
 
 namespace gpufmm {
 namespace fmm {
@@ -145,10 +146,26 @@ __device__ __forceinline__ void rel_point(const double* __restrict__ xyz, int64_
   r[2] = T(d[2]);
 }
 
+// The level of a P2M's source leaves, hence their size and frame: one level
+// for the launch (level >= 0: uniform trees), or each box's own from its
+// index (level < 0: an adaptive tree's leaves of every level in one launch).
+struct LeafLevel {
+  tree::Cube cube;
+  lists::LevelOffsets off;
+  int l_max = 0;
+  int level = 0;
+  __device__ __forceinline__ int of(int64_t b) const { return level >= 0 ? level : lists::level_of(off, l_max, b); }
+  template <class T>
+  __device__ __forceinline__ T size(int l) const {
+    return T(tree::box_size(cube, l));
+  }
+  __device__ __forceinline__ tree::LevelFrame frame(int l) const { return tree::level_frame(cube, l); }
+};
+
 // TpB: one thread per source leaf, M_b = sum over its sources (in order,
 // exactly as the CPU pipeline).
 template <class T>
-__global__ void k_p2m_tpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet S,
+__global__ void k_p2m_tpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, LeafLevel lev, DevSet S,
                           const double* __restrict__ xyz, const T* __restrict__ q, const T* __restrict__ d,
                           T* __restrict__ M, const LaplaceWalkCoef<T>* __restrict__ walk) {
   const int p2 = p * p;
@@ -158,9 +175,12 @@ __global__ void k_p2m_tpb(int64_t b0, int64_t nb, const int32_t* __restrict__ bo
     T* Mb = M + b * p2;
     for (int c = 0; c < p2; ++c) Mb[c] = T(0);
     const uint64_t key = S.box_key[b];
+    const int l = lev.of(b);
+    const T h = lev.size<T>(l);
+    const tree::LevelFrame f = lev.frame(l);
     for (int64_t i = S.point_begin[b]; i < S.point_end[b]; ++i) {
       T r[3];
-      rel_point(xyz, i, S.leaf, key, r);
+      rel_point(xyz, i, f, key, r);
       laplace_p2m<T>(p, h, zero, 1, r, q ? q + i : nullptr, d ? d + 3 * i : nullptr, Mb, walk);
     }
   }
@@ -183,25 +203,27 @@ struct WarpSumAdd {
 // adds it to M_b (no scratch: one global update per coefficient per 32
 // sources). The shared P2M math (laplace_p2m_point) does the walk.
 template <class T>
-__global__ void k_p2m_wpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, DevSet S,
+__global__ void k_p2m_wpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, LeafLevel lev, DevSet S,
                           const double* __restrict__ xyz, const T* __restrict__ q, const T* __restrict__ d,
                           T* __restrict__ M, const LaplaceWalkCoef<T>* __restrict__ walk) {
   const int p2 = p * p;
   const int lane = threadIdx.x & 31;
-  const T inv_h = T(1) / h;
   for (int64_t t = gtid() / 32; t < nb; t += gstride() / 32) {
     const int64_t b = box_at(b0, boxes, t);
     T* Mb = M + b * p2;
     for (int c = lane; c < p2; c += 32) Mb[c] = T(0);
     __syncwarp();
     const uint64_t key = S.box_key[b];
+    const int l = lev.of(b);
+    const T inv_h = T(1) / lev.size<T>(l);
+    const tree::LevelFrame f = lev.frame(l);
     const int64_t i0 = S.point_begin[b], i1 = S.point_end[b];
     for (int64_t base = i0; base < i1; base += 32) {
       const int64_t i = base + lane;
       T r[3] = {T(0), T(0), T(0)};
       T qi = T(0), di[3] = {T(0), T(0), T(0)};
       if (i < i1) {
-        rel_point(xyz, i, S.leaf, key, r);
+        rel_point(xyz, i, f, key, r);
         if (q) qi = q[i];
         if (d) {
           di[0] = d[3 * i];
@@ -284,7 +306,7 @@ struct P2MTileAdd {
 // multipoles at M + k nl.pot_stride; one walk per source serves all.
 template <class T, bool kD, int ND = 1>
 __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
-    k_p2m_bpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, T h, int wpl, DevSet S,
+    k_p2m_bpb(int64_t b0, int64_t nb, const int32_t* __restrict__ boxes, int p, LeafLevel lev, int wpl, DevSet S,
               const double* __restrict__ xyz,
               const T* __restrict__ q, const T* __restrict__ d, T* __restrict__ M,
               const LaplaceWalkCoef<T>* __restrict__ walk, NdLayout nl = {}) {
@@ -294,7 +316,6 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
   const size_t wb = p2m_bpb_warp_bytes<T>(p, ND);
   T* tile = reinterpret_cast<T*>(smraw + warp * wb);
   T* acc = tile + kP2MTile * kP2MTileLd;
-  const T inv_h = T(1) / h;
   const int per_block = nw / wpl;  // leaves per block and round
   const int slot = warp / wpl, sub = warp - slot * wpl;
   for (int64_t base = int64_t(blockIdx.x) * per_block; base < nb; base += int64_t(gridDim.x) * per_block) {
@@ -304,6 +325,9 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
     if (t < nb) {
       const int64_t b = box_at(b0, boxes, t);
       const uint64_t key = S.box_key[b];
+      const int l = lev.of(b);
+      const T inv_h = T(1) / lev.size<T>(l);
+      const tree::LevelFrame f = lev.frame(l);
       const int64_t i1 = S.point_end[b];
       for (int64_t i0 = S.point_begin[b] + int64_t(sub) * kP2MTile; i0 < i1; i0 += int64_t(wpl) * kP2MTile) {
         const int64_t i = i0 + lane;
@@ -311,7 +335,7 @@ __global__ void __launch_bounds__(32 * kP2MMaxWarps, 1)
         T qi[ND], di[3 * ND];
         for (int k = 0; k < ND; ++k) qi[k] = di[3 * k] = di[3 * k + 1] = di[3 * k + 2] = T(0);
         if (i < i1) {  // lanes without a source walk zeros (their column is not summed)
-          rel_point(xyz, i, S.leaf, key, r);
+          rel_point(xyz, i, f, key, r);
           for (int k = 0; k < ND && (ND == 1 || k < nl.nk); ++k) {
             if (q) qi[k] = q[k * nl.q_stride + i];
             if (kD)
@@ -376,7 +400,8 @@ __device__ __forceinline__ void translate_item(int64_t e, int p, const DevTables
 }
 
 // G threads per receiving box b in [b0, b0 + nb):
-//   M2M (KIND 0): Out_b = sum over children c of S|S(M_c)   (rows: child_offset)
+//   M2M (KIND 0): Out_b = sum over children c of S|S(M_c)   (rows: child_offset;
+//                 a box without children, an adaptive tree's leaf, keeps its P2M)
 //   M2L (KIND 1): Out_b += sum over row entries of S|R(M_s) (rows: CSR list);
 //                 has_local[b] = 1 when the row is not empty.
 // G == 1 (TpB): the thread accumulates straight into Out_b, in row order (the
@@ -409,10 +434,11 @@ __global__ void k_translate(int64_t b0, int64_t nb, int p, DevTables<T> tab, con
     for (int64_t t = tid; t < nb; t += gstride()) {
       const int64_t b = b0 + t;
       T* out = Out + b * p2;
-      if (KIND == kKindM2M)
-        for (int c = 0; c < p2; ++c) out[c] = T(0);
       int64_t e0, e1;
       row(b, e0, e1);
+      if (KIND == kKindM2M && e1 == e0) continue;
+      if (KIND == kKindM2M)
+        for (int c = 0; c < p2; ++c) out[c] = T(0);
       for (int64_t e = e0; e < e1; ++e) translate_item<T, KIND>(e, p, tab, box_key, lidx, lcls, Min, out, work);
       if (KIND == kKindM2L && e1 > e0) has_local[b] = 1;
     }
@@ -435,7 +461,7 @@ __global__ void k_translate(int64_t b0, int64_t nb, int p, DevTables<T> tab, con
         translate_item<T, KIND>(e, p, tab, box_key, lidx, lcls, Min, acc, work);
     }
     __syncwarp();
-    if (active) {
+    if (active && (KIND == kKindM2L || e1 > e0)) {
       T* out = Out + b * p2;
       for (int c = lane; c < p2; c += G) {
         T s = KIND == kKindM2M ? T(0) : out[c];
@@ -624,6 +650,7 @@ __global__ void __launch_bounds__(kBpbThreads)
     const int64_t b = b0 + t;
     const int64_t e0 = KIND == kBpbM2M ? int64_t(rows32[b]) : rows64[b];
     const int64_t e1 = KIND == kBpbM2M ? int64_t(rows32[b + 1]) : rows64[b + 1];
+    if (KIND == kBpbM2M && e1 == e0) continue;  // a leaf: its P2M stays
     T* out = Out + b * p2;
     __syncthreads();
     for (int i = tid; i < p2; i += kBpbThreads) acc[i] = KIND == kBpbM2M ? T(0) : out[i];

@@ -204,12 +204,7 @@ void build_typed(GpuData& G, const LaplacePlan& P, const DevTables<T>& tab, cons
   const int64_t nent = m2l_entry_count(P, s0);
   // Receivers per group: the buffers' columns over the mean entries per
   // receiver of the levels that have entries.
-  size_t buf_bytes = size_t(G.k.m2l_gemm_mb) << 20;
-  if (buf_bytes == 0) {
-    size_t free_b = 0, total_b = 0;
-    GPUFMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    buf_bytes = std::min(kGemmBufferMax, total_b / 32);
-  }
+  const size_t buf_bytes = gemm_buffer_bytes(G);
   const int64_t cols = std::max<int64_t>(1, int64_t(buf_bytes / (size_t(p2) * sizeof(T))));
   const int64_t nrecv = std::max<int64_t>(1, R.level_offset[P.l_max + 1] - R.level_offset[std::min(P.l_max, 1)]);
   const double per = std::max(1.0, double(nent) / double(nrecv));
@@ -325,15 +320,31 @@ void build_typed(GpuData& G, const LaplacePlan& P, const DevTables<T>& tab, cons
     g.rcv_ent = rcv_ent;
   }
 
-  // cuBLAS: a handle of the plan with its own workspace (so that a graph
-  // capture allocates nothing).
-  if (g.handle == nullptr) gpufmm::cuda::check_cublas(cublasCreate(&g.handle), "cublasCreate");
-  void* ws = G.alloc(kCublasWorkspace, "laplace cuBLAS workspace");
-  GPUFMM_CUBLAS_CHECK(cublasSetWorkspace(g.handle, ws, kCublasWorkspace));
+  plan_cublas(G);
   g.built = true;
 }
 
 }  // namespace
+
+size_t gemm_buffer_bytes(const GpuData& G) {
+  size_t buf_bytes = size_t(G.k.m2l_gemm_mb) << 20;
+  if (buf_bytes == 0) {
+    size_t free_b = 0, total_b = 0;
+    GPUFMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    buf_bytes = std::min(kGemmBufferMax, total_b / 32);
+  }
+  return buf_bytes;
+}
+
+cublasHandle_t plan_cublas(GpuData& G) {
+  M2LGemm& g = G.gemm;
+  if (g.handle == nullptr) {
+    gpufmm::cuda::check_cublas(cublasCreate(&g.handle), "cublasCreate");
+    void* ws = G.alloc(kCublasWorkspace, "laplace cuBLAS workspace");
+    GPUFMM_CUBLAS_CHECK(cublasSetWorkspace(g.handle, ws, kCublasWorkspace));
+  }
+  return g.handle;
+}
 
 void m2l_gemm_build(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
   if (P.single())

@@ -71,6 +71,30 @@ struct M2LGemm {
   size_t ops_bytes = 0;
 };
 
+// M2M as dense products (m2m=gemm, m2m_gemm.cu). The scaled M2M of a child
+// in octant o is one linear map T_o of its p^2 coefficients, the same at
+// every level; T_0 .. T_7 are built by the BpB M2M kernel on unit
+// multipoles (no formula repeated). Per level: the children's multipoles
+// gathered octant by octant into a buffer, eight GEMMs (DMMA in double),
+// and per parent the sum of its children's products in child order (the
+// BpB M2M's order), written once; a leaf keeps its P2M.
+// Why: an adaptive tree's levels hold a few hundred parents, and at high
+// p the BpB M2M (a block per parent, its children one after the other,
+// each RCR step latency bound) left most of the GPU idle: 3.1 ms of the
+// upward pass of 1e5 Plummer points at p = 34 (H200).
+struct M2MGemm {
+  bool built = false;
+  const void* ops = nullptr;   // T_0 .. T_7: p^2 x p^2 each, column-major
+  int32_t* col = nullptr;      // [boxes]: a child's column in its level's buffers
+  struct Level {               // parents at this level, children at the next
+    bool dense = false;        // false: the level goes through the BpB M2M
+    int64_t c0 = 0, nc = 0;    // the children: boxes [c0, c0 + nc)
+    int64_t off[9] = {};       // columns of octant o: [off[o], off[o + 1])
+  };
+  std::vector<Level> lv;       // [l_max + 1]
+  void *buf_m = nullptr, *buf_l = nullptr;  // [largest level's children * p^2]
+};
+
 }  // namespace cuda
 }  // namespace fmm
 }  // namespace gpufmm

@@ -119,24 +119,15 @@ void adaptive_setup(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
     return r;
   };
   a.leaf_level = ranges(A.leaves, R);
-  std::vector<int32_t> sl;  // source leaves, level-major, and their points per level
-  a.src_level_points.assign(size_t(L) + 1, 0);
+  std::vector<int32_t> sl;  // source leaves, level-major
   {
     std::vector<uint8_t> leaf(size_t(S.nboxes));
-    std::vector<int32_t> beg(size_t(S.nboxes)), end(size_t(S.nboxes));
-    if (S.nboxes > 0) {
-      backend_download(P.ctx, leaf.data(), S.leaf, leaf.size(), false);
-      backend_download(P.ctx, beg.data(), S.point_begin, sizeof(int32_t) * beg.size(), false);
-      backend_download(P.ctx, end.data(), S.point_end, sizeof(int32_t) * end.size(), false);
-    }
+    if (S.nboxes > 0) backend_download(P.ctx, leaf.data(), S.leaf, leaf.size(), false);
     for (int64_t b = 0; b < S.nboxes; ++b)
-      if (leaf[size_t(b)]) {
-        sl.push_back(int32_t(b));
-        a.src_level_points[size_t(tree::level_of_box(S.level_offset, b))] += end[size_t(b)] - beg[size_t(b)];
-      }
+      if (leaf[size_t(b)]) sl.push_back(int32_t(b));
   }
+  a.nsrc_leaves = int64_t(sl.size());
   a.src_leaves = upload(G, sl, "laplace adaptive leaves", s0);
-  a.src_level = ranges(sl, S);
   for (int l = 0; l <= L + 1 && l < tree::kMaxLevel + 2; ++l) {
     a.soff.v[l] = S.level_offset[size_t(l)];
     a.roff.v[l] = R.level_offset[size_t(l)];
@@ -354,9 +345,22 @@ gpufmm_laplace_strategy_t m2l_auto(const LaplacePlan& P) {
   return bytes <= double(total_b) / 32 ? GPUFMM_STRATEGY_GEMM : GPUFMM_STRATEGY_GRP;
 }
 
+// m2m = AUTO: GEMM (dense products) in double from p = kM2MDenseP, where
+// the BpB M2M translates one child at a time (bpb_slots: S = 1 from p^2 >
+// 682), else BpB. H200, eps 1e-9 (p = 30-34), 1e5 points: the evaluate
+// 12.26 -> 10.48 ms (Plummer), 11.50 -> 9.58 (two clusters), 4.87 -> 4.31
+// (ellipsoid), 5.38 -> 5.15 (uniform); 1e6 points within 2 % either way.
+// At eps 1e-6 and in float it gained nothing or lost up to 5 %.
+gpufmm_laplace_strategy_t m2m_auto(const LaplacePlan& P) {
+  constexpr int kM2MDenseP = 27;
+  return !P.single() && P.p >= kM2MDenseP ? GPUFMM_STRATEGY_GEMM : GPUFMM_STRATEGY_BPB;
+}
+
 }  // namespace
 
 void m2l_plan_data(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
+  if (G.k.m2m == GPUFMM_STRATEGY_AUTO) G.k.m2m = m2m_auto(P);
+  if (G.k.m2m == GPUFMM_STRATEGY_GEMM && !G.m2m_gemm.built) m2m_gemm_build(G, P, s0);
   if (G.k.m2l == GPUFMM_STRATEGY_AUTO) G.k.m2l = m2l_auto(P);
   const bool grp = G.k.m2l == GPUFMM_STRATEGY_GRP, gemm = G.k.m2l == GPUFMM_STRATEGY_GEMM;
   if ((grp || gemm) &&
@@ -406,6 +410,15 @@ void laplace_plan_setup(LaplacePlan& P) {
   GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
   GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->join, cudaEventDisableTiming));
   G->k = P.options.gpu;
+  // The near field forked after the upward pass (k.p2p_after_up):
+  // automatically on uniform trees of depth <= 3, where the P2M is one short
+  // launch that the near field's blocks would otherwise hold back to their
+  // end (H200, 1e5 uniform points, eps 1e-6: 1.41 -> 1.31 ms). On deeper and
+  // adaptive trees it was 1-11 % slower (1e6 uniform 11.00 -> 12.21 ms):
+  // there the upward pass is longer and the near field waits for it.
+  constexpr int kAfterUpDepth = 3;
+  const int au = P.options.gpu.p2p_after_up;
+  G->near_after_up = au > 0 || (au < 0 && !P.adaptive && P.l_max <= kAfterUpDepth);
   G->grp_size = G->k.m2l_group;
 
   using clock = std::chrono::steady_clock;

@@ -30,7 +30,8 @@ struct StageKernels {
 
 constexpr StageKernels kStages[] = {
     {"gpu_p2m", "p2m", &LaplaceGpuKernels::p2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB, GPUFMM_STRATEGY_TPB}, 3},
-    {"gpu_m2m", "m2m", &LaplaceGpuKernels::m2m, {GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_GPB, GPUFMM_STRATEGY_TPB}, 3},
+    {"gpu_m2m", "m2m", &LaplaceGpuKernels::m2m, {GPUFMM_STRATEGY_AUTO, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_GEMM, GPUFMM_STRATEGY_GPB, GPUFMM_STRATEGY_TPB},
+     5},
     {"gpu_m2l", "m2l", &LaplaceGpuKernels::m2l,
      {GPUFMM_STRATEGY_AUTO, GPUFMM_STRATEGY_GEMM, GPUFMM_STRATEGY_GRP, GPUFMM_STRATEGY_BPB, GPUFMM_STRATEGY_WPB,
       GPUFMM_STRATEGY_TPB},
@@ -164,6 +165,7 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
     else if (key == "overlap") on_off(k.overlap, "off", "on");
     else if (key == "graph") on_off(k.graph, "off", "on");
     else if (key == "p2p_low_priority") tri(k.p2p_low_priority);
+    else if (key == "p2p_after_up") tri(k.p2p_after_up);
     else if (key == "p2p_mutual_flow") {  // auto, off, or blocks per SM (>= 1)
       if (val == "auto" || val == "-1" || val == "off" || val == "0") tri(k.p2p_mutual_flow);
       else count(k.p2p_mutual_flow, 1);
@@ -212,6 +214,7 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   s += ",p2p_mutual_lanes=" + std::to_string(k.p2p_mutual_lanes);
   s += tri_string("p2p_mutual_flow", k.p2p_mutual_flow, true);
   s += tri_string("p2p_low_priority", k.p2p_low_priority);
+  s += tri_string("p2p_after_up", k.p2p_after_up);
   return s;
 }
 
