@@ -321,14 +321,42 @@ TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
   EXPECT_LE(rel_l2(gemm[0], grp[0]), 1e-12);
 
   // AUTO (the default) resolves at set-up: the dense products at this p,
-  // the grouped kernel beyond p = 24.
+  // and up to p = 36 on a tree of at most 1e5 translations; the grouped
+  // kernel beyond. The M2M: BpB below p = 27, dense products from there.
   o.gpu.m2l = GPUFMM_STRATEGY_AUTO;
+  o.gpu.m2m = GPUFMM_STRATEGY_AUTO;
   auto plan_auto = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
   ASSERT_LE(plan_auto->p, 24);
   EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_auto).m2l, GPUFMM_STRATEGY_GEMM);
-  o.p = 26;
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_auto).m2m, GPUFMM_STRATEGY_BPB);
+  o.p = 30;
   auto plan_high = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
-  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_high).m2l, GPUFMM_STRATEGY_GRP);
+  ASSERT_LE(plan_high->m2l_translations, 100000);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_high).m2l, GPUFMM_STRATEGY_GEMM);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_high).m2m, GPUFMM_STRATEGY_GEMM);
+  o.p = 38;
+  auto plan_higher = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_higher).m2l, GPUFMM_STRATEGY_GRP);
+
+  // A calibrated plan: its test evaluates run the grouped M2L and the BpB
+  // M2M (no dense operators built at each p tried), then the plan takes the
+  // dense products at the p chosen; the same results as the grouped M2L and
+  // BpB M2M on the same plan, to rounding.
+  fmm::LaplaceOptions oc;
+  oc.eps = 1e-9;
+  auto plan_cal = fmm::laplace_plan_create(G, oc, pts.ns(), pts.src.data(), 0, nullptr);
+  ASSERT_TRUE(plan_cal->adaptive);
+  ASSERT_GT(plan_cal->p, 26);
+  ASSERT_LE(plan_cal->p, 36);
+  EXPECT_FALSE(plan_cal->calibrating);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_cal).m2l, GPUFMM_STRATEGY_GEMM);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_cal).m2m, GPUFMM_STRATEGY_GEMM);
+  std::vector<double> dense, rcr;
+  evaluate(*plan_cal, dense);
+  fmm::cuda::laplace_gpu_kernels(*plan_cal).m2l = GPUFMM_STRATEGY_GRP;
+  fmm::cuda::laplace_gpu_kernels(*plan_cal).m2m = GPUFMM_STRATEGY_BPB;
+  evaluate(*plan_cal, rcr);
+  EXPECT_LE(rel_l2(dense, rcr), 1e-12);
 }
 
 }  // namespace

@@ -327,15 +327,25 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, int gsize, bool span_lev
 
 namespace {
 
-// m2l = AUTO: GEMM where p <= kGemmAutoMaxP and the dense operators (p'^4
-// values for every class that has a truncation number) take at most 1/32 of
-// the device's memory, else GRP. Measured on an H200 (docs/laplace_gpu.md,
-// "M2L as dense products"): GEMM is faster at p = 7 .. 19, on a par or
-// slower at p = 30 .. 33 (the p'^4 products outgrow the p'^3 of RCR).
+// m2l = AUTO: GEMM where the dense operators (p'^4 values for every class
+// that has a truncation number) take at most 1/32 of the device's memory
+// and p <= kGemmAutoMaxP, or p <= kGemmAutoMaxPSmall on adaptive trees and
+// on uniform ones of at most kGemmAutoSmallM2L translations; else GRP.
+// Measured on an H200 (docs/laplace_gpu.md, "M2L as dense products" and
+// "Dense M2L above p = 24"): GEMM is faster at p = 7 .. 19; at p = 27 .. 34
+// 10-35 % faster on adaptive trees (1e5 .. 1e6 points) and uniform ones of
+// up to 6e4 translations, on a par or up to 7 % slower on uniform trees of
+// 2e5 and more (the p'^4 products outgrow the p'^3 of RCR where the grouped
+// kernel fills the GPU); at p = 44 .. 45 its plan takes 30 s. The plan takes
+// 0.2-1.3 s more at p = 27 .. 34 (the operators, at each p the calibration
+// tries).
 constexpr int kGemmAutoMaxP = 24;
+constexpr int kGemmAutoMaxPSmall = 36;
+constexpr int64_t kGemmAutoSmallM2L = 100000;
 
 gpufmm_laplace_strategy_t m2l_auto(const LaplacePlan& P) {
-  if (P.p > kGemmAutoMaxP) return GPUFMM_STRATEGY_GRP;
+  const bool small = P.adaptive || P.m2l_translations <= kGemmAutoSmallM2L;
+  if (P.p > (small && !P.calibrating ? kGemmAutoMaxPSmall : kGemmAutoMaxP)) return GPUFMM_STRATEGY_GRP;
   const std::vector<int32_t>& op_p = P.single() ? P.tables_f->op_p : P.tables_d->op_p;
   double bytes = 0;
   for (int op = 0; op < kOpM2M; ++op) bytes += std::pow(double(op_p[size_t(op)]), 4.0);
@@ -350,10 +360,12 @@ gpufmm_laplace_strategy_t m2l_auto(const LaplacePlan& P) {
 // 682), else BpB. H200, eps 1e-9 (p = 30-34), 1e5 points: the evaluate
 // 12.26 -> 10.48 ms (Plummer), 11.50 -> 9.58 (two clusters), 4.87 -> 4.31
 // (ellipsoid), 5.38 -> 5.15 (uniform); 1e6 points within 2 % either way.
-// At eps 1e-6 and in float it gained nothing or lost up to 5 %.
+// At eps 1e-6 and in float it gained nothing or lost up to 5 %. The
+// calibration's test evaluates (P.calibrating) take BpB: the operators are
+// built once, for the p it chooses (laplace_plan_strategies).
 gpufmm_laplace_strategy_t m2m_auto(const LaplacePlan& P) {
   constexpr int kM2MDenseP = 27;
-  return !P.single() && P.p >= kM2MDenseP ? GPUFMM_STRATEGY_GEMM : GPUFMM_STRATEGY_BPB;
+  return !P.single() && P.p >= kM2MDenseP && !P.calibrating ? GPUFMM_STRATEGY_GEMM : GPUFMM_STRATEGY_BPB;
 }
 
 }  // namespace
@@ -473,6 +485,14 @@ void laplace_plan_setup(LaplacePlan& P) {
 }
 
 LaplaceGpuKernels& laplace_gpu_kernels(LaplacePlan& P) { return gpu_of(P).k; }
+
+void laplace_plan_strategies(LaplacePlan& P) {
+  GpuData& G = gpu_of(P);
+  DeviceGuard guard(P.ctx);
+  if (P.options.gpu.m2m == GPUFMM_STRATEGY_AUTO) G.k.m2m = GPUFMM_STRATEGY_AUTO;
+  if (P.options.gpu.m2l == GPUFMM_STRATEGY_AUTO) G.k.m2l = GPUFMM_STRATEGY_AUTO;
+  m2l_plan_data(G, P, stream_of(P.ctx));
+}
 
 size_t laplace_gpu_bytes(const LaplacePlan& P) {
   return P.gpu ? static_cast<const GpuData*>(P.gpu.get())->bytes : 0;

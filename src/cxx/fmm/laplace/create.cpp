@@ -783,6 +783,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
                          !(sparse && too_deep) && !all_direct;
   const bool graph = P.options.gpu.graph;
   if (calibrate) P.options.gpu.graph = false;
+  P.calibrating = calibrate;
   setup();
   lap(tp.setup);
   if (calibrate) {
@@ -795,8 +796,12 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
       setup();
     }, sparse);
     P.options.gpu.graph = graph;
+    P.calibrating = false;
 #if defined(GPUFMM_HAVE_CUDA)
-    if (!P.cpu_pipeline()) cuda::laplace_gpu_kernels(P).graph = graph;
+    if (!P.cpu_pipeline()) {
+      cuda::laplace_gpu_kernels(P).graph = graph;
+      cuda::laplace_plan_strategies(P);
+    }
 #endif
     P.last = LaplaceStageTimes();
     lap(tp.calibrate);

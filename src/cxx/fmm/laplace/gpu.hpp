@@ -20,6 +20,10 @@ void laplace_plan_setup(LaplacePlan& plan);
 // Strategy of the plan's kernels (options.gpu at set-up; a benchmark or a
 // test may change it between evaluates). Requires a set-up plan.
 LaplaceGpuKernels& laplace_gpu_kernels(LaplacePlan& plan);
+// The automatic strategies resolved again (options.gpu's AUTO fields) and
+// their plan data built: after the calibration, whose test evaluates keep
+// the grouped M2L above p = 24 (LaplacePlan::calibrating).
+void laplace_plan_strategies(LaplacePlan& plan);
 // Device bytes held by the plan's GPU data (tables, coordinates, workspace).
 size_t laplace_gpu_bytes(const LaplacePlan& plan);
 }  // namespace cuda

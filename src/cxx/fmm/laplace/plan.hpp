@@ -229,6 +229,10 @@ class LaplacePlan : public ContextChild {  // ctx: the user's context
   // the same-level lists (V) in `lists` and the U, W, X lists of
   // lists/adaptive.hpp in `alists` (host; the CUDA driver uploads them).
   bool adaptive = false;
+  // While the calibration's test evaluates run (create.cpp): the GPU's
+  // automatic M2M and M2L strategies then keep BpB and the grouped kernel
+  // above p = 24 instead of building dense operators at every p it tries.
+  bool calibrating = false;
   std::unique_ptr<tree::Tree> tree;
   std::unique_ptr<lists::Lists> lists;  // over tree
   std::unique_ptr<lists::AdaptiveLists> alists;
