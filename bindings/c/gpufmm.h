@@ -481,7 +481,8 @@ typedef struct gpufmm_laplace_options_s {
   int gpu_m2l;         /* AUTO (default: GEMM where p <= 24, or p <= 36 on
                           adaptive trees and uniform ones of at most 1e5
                           translations, and its operators fit in 1/32 of the
-                          device's memory, else GRP), GEMM,
+                          device's memory; beyond p = 36 on those trees GEMM
+                          as the products of the RCR factors; else GRP), GEMM,
                           GRP (GEMM and GRP: BPB where p is too large for
                           them), BPB, WPB or TPB                               */
   int gpu_l2l;         /* BPB (default) or TPB                                  */

@@ -375,8 +375,9 @@ TEST_F(CudaLaplaceFmm, GroupedM2LMatchesCpu) {
     }
 }
 
-// M2L as dense products (m2l=gemm) against the CPU pipeline and the grouped
-// kernel: both stencils; p = 9, 18 and 30 in double (the reduced p' of the
+// M2L as dense products (m2l=gemm), the dense operators and their RCR
+// factors (m2l_rcr), against the CPU pipeline and the grouped kernel: both
+// stencils; p = 9, 18 and 30 in double (the reduced p' of the
 // far classes: operators of several sizes in one grouped product), 7 and 12
 // in float; sources != targets (ellipsoid, uniform) and = (Plummer); a
 // uniform depth and an adaptive tree (the V lists of leaves of many levels); one
@@ -415,7 +416,8 @@ TEST_F(CudaLaplaceFmm, GemmM2LMatchesCpu) {
     kernels = "m2l=grp";
     fmm(gpu, o, s, t, q.data(), nullptr, grp);
     kernels.clear();
-    for (const char* k : {"m2l=gemm", "m2l=gemm,m2l_gemm_mb=1"}) {
+    for (const char* k : {"m2l=gemm,m2l_rcr=off", "m2l=gemm,m2l_rcr=off,m2l_gemm_mb=1", "m2l=gemm,m2l_rcr=on",
+                          "m2l=gemm,m2l_rcr=on,m2l_gemm_mb=1"}) {
       SCOPED_TRACE(std::string(dbl ? "double" : "float") + " p " + std::to_string(c.p) + " stencil " +
                    std::to_string(c.stencil) + (c.same ? " same" : " distinct") +
                    (c.adaptive ? " adaptive " : " uniform ") + k);

@@ -321,8 +321,9 @@ TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
   EXPECT_LE(rel_l2(gemm[0], grp[0]), 1e-12);
 
   // AUTO (the default) resolves at set-up: the dense products at this p,
-  // and up to p = 36 on a tree of at most 1e5 translations; the grouped
-  // kernel beyond. The M2M: BpB below p = 27, dense products from there.
+  // and up to p = 36 on a tree of at most 1e5 translations; the products
+  // of the RCR factors beyond (m2l_rcr). The M2M: BpB below p = 27, dense
+  // products from there.
   o.gpu.m2l = GPUFMM_STRATEGY_AUTO;
   o.gpu.m2m = GPUFMM_STRATEGY_AUTO;
   auto plan_auto = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
@@ -334,9 +335,28 @@ TEST_F(CudaLaplacePlan, StrategyChangeIsNotReplayedFromAnOldGraph) {
   ASSERT_LE(plan_high->m2l_translations, 100000);
   EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_high).m2l, GPUFMM_STRATEGY_GEMM);
   EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_high).m2m, GPUFMM_STRATEGY_GEMM);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_high).m2l_rcr, 0);
   o.p = 38;
   auto plan_higher = fmm::laplace_plan_create(G, o, pts.ns(), pts.src.data(), 0, nullptr);
-  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_higher).m2l, GPUFMM_STRATEGY_GRP);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_higher).m2l, GPUFMM_STRATEGY_GEMM);
+  EXPECT_EQ(fmm::cuda::laplace_gpu_kernels(*plan_higher).m2l_rcr, 1);
+  std::vector<double> rcr38, grp38;
+  evaluate(*plan_higher, rcr38);
+  fmm::cuda::laplace_gpu_kernels(*plan_higher).m2l = GPUFMM_STRATEGY_GRP;
+  evaluate(*plan_higher, grp38);
+  EXPECT_NE(rcr38, grp38);
+  EXPECT_LE(rel_l2(rcr38, grp38), 1e-12);
+  // The dense form and the RCR factors on one plan, each built when an
+  // evaluate first asks for it; switching back gives the same bits.
+  std::vector<double> dense30, rcr30, dense30b;
+  evaluate(*plan_high, dense30);
+  fmm::cuda::laplace_gpu_kernels(*plan_high).m2l_rcr = 1;
+  evaluate(*plan_high, rcr30);
+  fmm::cuda::laplace_gpu_kernels(*plan_high).m2l_rcr = 0;
+  evaluate(*plan_high, dense30b);
+  EXPECT_EQ(dense30, dense30b);
+  EXPECT_NE(dense30, rcr30);
+  EXPECT_LE(rel_l2(dense30, rcr30), 1e-12);
 
   // A calibrated plan: its test evaluates run the grouped M2L and the BpB
   // M2M (no dense operators built at each p tried), then the plan takes the

@@ -699,9 +699,13 @@ TEST(LaplaceFmmOptions, DefaultsAndKernelStrings) {
   EXPECT_EQ(k.p2p_after_up, 1);
   {
     fmm::LaplaceGpuKernels x;
-    ASSERT_TRUE(fmm::laplace_gpu_parse_kernels("m2m=gemm,p2p_after_up=off", x));
+    ASSERT_TRUE(fmm::laplace_gpu_parse_kernels("m2m=gemm,p2p_after_up=off,m2l_rcr=on", x));
     EXPECT_EQ(x.m2m, GPUFMM_STRATEGY_GEMM);
     EXPECT_EQ(x.p2p_after_up, 0);
+    EXPECT_EQ(x.m2l_rcr, 1);
+    EXPECT_EQ(fmm::LaplaceGpuKernels().m2l_rcr, -1);
+    EXPECT_NE(fmm::laplace_gpu_kernels_string(x).find(",m2l_rcr=on"), std::string::npos);
+    EXPECT_FALSE(fmm::laplace_gpu_parse_kernels("m2l_rcr=yes", x));
     EXPECT_NE(fmm::laplace_gpu_kernels_string(x).find(",m2m=gemm,"), std::string::npos);
   }
   const struct {

@@ -226,7 +226,7 @@ void build_m2l_groups(GpuData& G, const LaplacePlan& P, int gsize, bool span_lev
                       cudaStream_t s0);
 // m2l = GEMM (m2l_gemm.cu): the plan's part (G.gemm), and L (+)= the M2L of
 // every level (has_local set for every receiver with an entry).
-void m2l_gemm_build(GpuData& G, const LaplacePlan& P, cudaStream_t s0);
+void m2l_gemm_build(GpuData& G, const LaplacePlan& P, bool rcr, cudaStream_t s0);
 template <class T>
 void m2l_gemm_run(GpuData& G, int p, const T* M, T* L, uint8_t* has_local, cudaStream_t s);
 // Bytes of each buffer of the dense products (k.m2l_gemm_mb MB, else 1 GB,

@@ -24,6 +24,15 @@
 // (segment after segment) into a buffer, one grouped cuBLAS call (a product
 // per segment), then per receiver add its products in class order to L.
 // Deterministic: no atomics; the order of the sums is fixed by the plan.
+//
+// With m2l_rcr the operator is not formed: T_c = A^T B^T C B A (eq. 33,
+// flipped as eq. 34), and the products are the factors': the gather applies
+// A (and F), three grouped calls the block-diagonal B (per degree), C (per
+// order) and B^T, the sums A^T (and F). ~2 p'^3 multiply-adds per
+// translation instead of p'^4, in products of at most p' x p' operators;
+// the vectors between the calls are stored entries fastest, with degree n,
+// order m at column n (2p - 1) + m + p - 1, so that a degree's and an
+// order's coefficients are both a matrix of uniform stride.
 #pragma once
 
 #include <cublas_v2.h>
@@ -43,30 +52,58 @@ struct M2LGemmChunk {
   int64_t e0 = 0, e1 = 0;
   int32_t s0 = 0, s1 = 0;
   int64_t r0 = 0, r1 = 0;
+  std::vector<int32_t> ord;  // its segments in the order of their columns
+};
+
+// One grouped cuBLAS call (cublas[DS]gemmGroupedBatched): a group of one
+// product C = op(A) op(B) each; the groups of chunk c are [g_off[c],
+// g_off[c + 1]). Host: the sizes and operations; device: the pointers.
+struct GemmGroups {
+  std::vector<cublasOperation_t> ta, tb;
+  std::vector<int> m, n, k, lda, ldb, ldc, ones;
+  std::vector<double> one_d, zero_d;
+  std::vector<float> one_f, zero_f;
+  std::vector<const void*> hA, hB;
+  std::vector<void*> hC;
+  std::vector<int64_t> g_off{0};
+  const void** dA = nullptr;
+  const void** dB = nullptr;
+  void** dC = nullptr;
+  void add(cublasOperation_t opa, cublasOperation_t opb, int mm, int nn, int kk, const void* A, int la,
+           const void* B, int lb, void* C, int lc);
+  void end_chunk() { g_off.push_back(int64_t(ta.size())); }
 };
 
 struct M2LGemm {
-  bool built = false;
+  bool built = false;        // the entries, chunks, buffers and CSR of both forms
+  bool dense_built = false;  // the dense operators and their products
+  bool rcr_built = false;    // the RCR factors' tables and products (k.m2l_rcr)
   int gsize = 0;     // receivers per group (consecutive global indices)
   DevM2LGroups grp;  // entries sorted by (group, class)
   int64_t nent = 0;
   // Receiver r's entries: rcv_ent[rcv_off[r] .. rcv_off[r + 1]), each
-  // (p'^2 << 32) | position in grp.ent, in class order.
+  // (op << 48) | (p'^2 << 32) | position in grp.ent, in class order.
   const int32_t* rcv_off = nullptr;
   const uint64_t* rcv_ent = nullptr;
-  const void* ops = nullptr;  // the packed T_c (the plan's precision)
-  // Per segment: the grouped cuBLAS call's arrays (host: sizes, device:
-  // pointers to T_c, the gathered multipoles and the products in the
-  // buffers).
-  std::vector<int> seg_np, seg_n, ones, ldp;
-  std::vector<cublasOperation_t> op_n;
-  std::vector<double> one_d, zero_d;
-  std::vector<float> one_f, zero_f;
-  const void** dA = nullptr;
-  const void** dB = nullptr;
-  void** dC = nullptr;
+  const void* ops = nullptr;  // the packed T_c (the plan's precision; dense)
+  const int64_t* seg_pos = nullptr;  // per segment: the column of its first entry in the buffers
+  // Dense: one product per segment, T_c times the gathered multipoles.
+  // RCR (rcr): per segment and degree n (orders m >= 0 and m < 0 apart)
+  // the rotation B(b) or its transpose, per order the coaxial block, per
+  // degree the rotation back; the azimuthal rotation A(a) and the flip F
+  // (eq. 34) in the gather and in the sums (rotation.hpp's element
+  // functions).
+  GemmGroups dense, rot_f, coax, rot_b;
+  const void* rot_rev = nullptr;  // rcr: the B(b) tables, the m < 0 blocks in the p^2 layout's order
+  const void* cs = nullptr;       // rcr: per op cos(m a), sin(m a), m < p ([kNumOps][2 p])
   std::vector<M2LGemmChunk> chunks;
+  int64_t max_cols = 0;                      // the most entries of a chunk
+  std::vector<int32_t> h_sbeg, h_sop;        // host copies of grp.seg_begin, grp.seg_op
+  std::vector<int64_t> h_pos;                // host copy of seg_pos
   void *buf_m = nullptr, *buf_l = nullptr;  // [max chunk entries * p^2] each
+  // rcr: the rotated vectors, entries fastest ([p (2 p - 1)][entries] per
+  // segment), before and after the coaxial products.
+  void *buf_e = nullptr, *buf_f = nullptr;
   cublasHandle_t handle = nullptr;
   size_t ops_bytes = 0;
 };

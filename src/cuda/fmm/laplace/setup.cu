@@ -330,7 +330,8 @@ namespace {
 // m2l = AUTO: GEMM where the dense operators (p'^4 values for every class
 // that has a truncation number) take at most 1/32 of the device's memory
 // and p <= kGemmAutoMaxP, or p <= kGemmAutoMaxPSmall on adaptive trees and
-// on uniform ones of at most kGemmAutoSmallM2L translations; else GRP.
+// on uniform ones of at most kGemmAutoSmallM2L translations; on those trees
+// GEMM as the RCR factors beyond (m2l_rcr_auto); else GRP.
 // Measured on an H200 (docs/laplace_gpu.md, "M2L as dense products" and
 // "Dense M2L above p = 24"): GEMM is faster at p = 7 .. 19; at p = 27 .. 34
 // 10-35 % faster on adaptive trees (1e5 .. 1e6 points) and uniform ones of
@@ -338,14 +339,19 @@ namespace {
 // 2e5 and more (the p'^4 products outgrow the p'^3 of RCR where the grouped
 // kernel fills the GPU); at p = 44 .. 45 its plan takes 30 s. The plan takes
 // 0.2-1.3 s more at p = 27 .. 34 (the operators, at each p the calibration
-// tries).
+// tries). The RCR factors at p = 37 .. 48 (eps 1e-10 .. 1e-12; H200,
+// docs/laplace_gpu.md "The RCR factors as products"): the evaluate 13-45 %
+// faster than GRP on adaptive trees and uniform ones of at most 1e5
+// translations (1e5 and 1e6 points), 1-5 % slower on uniform ones of 1e5
+// .. 2.1e5, no operators to build.
 constexpr int kGemmAutoMaxP = 24;
 constexpr int kGemmAutoMaxPSmall = 36;
 constexpr int64_t kGemmAutoSmallM2L = 100000;
 
 gpufmm_laplace_strategy_t m2l_auto(const LaplacePlan& P) {
   const bool small = P.adaptive || P.m2l_translations <= kGemmAutoSmallM2L;
-  if (P.p > (small && !P.calibrating ? kGemmAutoMaxPSmall : kGemmAutoMaxP)) return GPUFMM_STRATEGY_GRP;
+  if (P.p > kGemmAutoMaxP && (!small || P.calibrating)) return GPUFMM_STRATEGY_GRP;
+  if (P.p > kGemmAutoMaxPSmall) return GPUFMM_STRATEGY_GEMM;  // as the RCR factors (m2l_rcr_auto)
   const std::vector<int32_t>& op_p = P.single() ? P.tables_f->op_p : P.tables_d->op_p;
   double bytes = 0;
   for (int op = 0; op < kOpM2M; ++op) bytes += std::pow(double(op_p[size_t(op)]), 4.0);
@@ -368,6 +374,13 @@ gpufmm_laplace_strategy_t m2m_auto(const LaplacePlan& P) {
   return !P.single() && P.p >= kM2MDenseP && !P.calibrating ? GPUFMM_STRATEGY_GEMM : GPUFMM_STRATEGY_BPB;
 }
 
+// m2l_rcr = auto (m2l = GEMM): the RCR factors where m2l = AUTO takes no
+// dense operators, p > kGemmAutoMaxPSmall. Up to there the dense products
+// are faster (H200, p = 17 .. 34: the M2L alone 1.0-2.0x the dense one's
+// time at 1e5 and 1e6 points); beyond, the operators take 30 s and more to
+// build at p = 44.
+bool m2l_rcr_auto(const LaplacePlan& P) { return P.p > kGemmAutoMaxPSmall; }
+
 }  // namespace
 
 void m2l_plan_data(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
@@ -384,7 +397,10 @@ void m2l_plan_data(GpuData& G, const LaplacePlan& P, cudaStream_t s0) {
     if (G.grp_size <= 0) G.grp_size = m2l_group_size(P.tree->receivers(), P.l_max, G.sms);
     build_m2l_groups(G, P, G.grp_size, false, G.grp, s0);
   }
-  if (gemm && !G.gemm.built) m2l_gemm_build(G, P, s0);
+  if (gemm) {
+    if (G.k.m2l_rcr < 0) G.k.m2l_rcr = m2l_rcr_auto(P) ? 1 : 0;
+    m2l_gemm_build(G, P, G.k.m2l_rcr > 0, s0);
+  }
 }
 
 void laplace_plan_setup(LaplacePlan& P) {
@@ -491,6 +507,7 @@ void laplace_plan_strategies(LaplacePlan& P) {
   DeviceGuard guard(P.ctx);
   if (P.options.gpu.m2m == GPUFMM_STRATEGY_AUTO) G.k.m2m = GPUFMM_STRATEGY_AUTO;
   if (P.options.gpu.m2l == GPUFMM_STRATEGY_AUTO) G.k.m2l = GPUFMM_STRATEGY_AUTO;
+  if (P.options.gpu.m2l_rcr < 0) G.k.m2l_rcr = -1;
   m2l_plan_data(G, P, stream_of(P.ctx));
 }
 

@@ -166,6 +166,7 @@ bool laplace_gpu_parse_kernels(const char* s, LaplaceGpuKernels& k) {
     else if (key == "graph") on_off(k.graph, "off", "on");
     else if (key == "p2p_low_priority") tri(k.p2p_low_priority);
     else if (key == "p2p_after_up") tri(k.p2p_after_up);
+    else if (key == "m2l_rcr") tri(k.m2l_rcr);
     else if (key == "p2p_mutual_flow") {  // auto, off, or blocks per SM (>= 1)
       if (val == "auto" || val == "-1" || val == "off" || val == "0") tri(k.p2p_mutual_flow);
       else count(k.p2p_mutual_flow, 1);
@@ -215,6 +216,7 @@ std::string laplace_gpu_kernels_string(const LaplaceGpuKernels& k) {
   s += tri_string("p2p_mutual_flow", k.p2p_mutual_flow, true);
   s += tri_string("p2p_low_priority", k.p2p_low_priority);
   s += tri_string("p2p_after_up", k.p2p_after_up);
+  s += tri_string("m2l_rcr", k.m2l_rcr);
   return s;
 }
 

@@ -73,6 +73,12 @@ namespace fmm {
 //   m2l_gemm_mb m2l = GEMM: MB of each of its two buffers (the gathered
 //               multipoles and the products), which bounds the entries of
 //               one chunk (0: 1024, at most 1/32 of the device's memory)
+//   m2l_rcr     m2l = GEMM: each class's operator as its three RCR factors
+//               (rotation, coaxial, rotation back; ~2 p'^3 multiply-adds
+//               per translation instead of p'^4), each a set of small
+//               products in one grouped cuBLAS call (on), or the dense
+//               p'^2 x p'^2 operator (off); auto (the default): see
+//               m2l_rcr_auto (src/cuda/fmm/laplace/setup.cu)
 struct LaplaceGpuKernels {
   // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
   gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_AUTO, m2l = GPUFMM_STRATEGY_AUTO,
@@ -91,13 +97,14 @@ struct LaplaceGpuKernels {
   int p2p_mutual_flow = -1;   // -1 automatic, 0 off, n >= 1 blocks per SM
   int p2p_low_priority = -1;  // -1 automatic, 0 off, 1 on
   int p2p_after_up = -1;      // near field forked after the upward pass: -1 automatic, 0 off (at the start), 1 on
+  int m2l_rcr = -1;           // m2l = GEMM as RCR factors: -1 automatic, 0 off (dense operators), 1 on
   bool operator==(const LaplaceGpuKernels& o) const {
     return p2m == o.p2m && m2m == o.m2m && m2l == o.m2l && l2l == o.l2l && l2p == o.l2p && p2p == o.p2p &&
            p2p_mutual == o.p2p_mutual && overlap == o.overlap && graph == o.graph && p2m_warps == o.p2m_warps && work_smem == o.work_smem &&
            bpb_slots == o.bpb_slots && m2l_group == o.m2l_group && m2l_lanes == o.m2l_lanes &&
            m2l_threads == o.m2l_threads && m2l_gemm_mb == o.m2l_gemm_mb && p2p_mutual_lanes == o.p2p_mutual_lanes &&
            p2p_mutual_flow == o.p2p_mutual_flow && p2p_low_priority == o.p2p_low_priority &&
-           p2p_after_up == o.p2p_after_up;
+           p2p_after_up == o.p2p_after_up && m2l_rcr == o.m2l_rcr;
   }
 };
 

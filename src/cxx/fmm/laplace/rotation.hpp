@@ -247,6 +247,13 @@ GPUFMM_HD inline void laplace_rotate_z_cs(int p, T cos_a, T sin_a, T* cm_out, T*
   }
 }
 
+// The order-m output of A(a) from the pair a = in(n, |m|), b = in(n, -|m|),
+// m != 0; cm, sm = cos(|m| a), sin(|m| a) (sin negated for A^T).
+template <class T, class TV>
+GPUFMM_HD inline TV laplace_rotate_z_pair(T cm, T sm, TV a, TV b, int m) {
+  return m > 0 ? cm * a - sm * b : sm * a + cm * b;
+}
+
 // Degree-n, order-m output of A(a) in, m in -n..n; cm, sm = cos(|m| a),
 // sin(|m| a) (from laplace_rotate_z_cs, sin negated for A^T).
 // TV: as in laplace_rotate_y_elem (T * TV -> TV, TV +- TV).
@@ -254,8 +261,7 @@ template <class T, class TV>
 GPUFMM_HD inline TV laplace_rotate_z_elem(T cm, T sm, const TV* in, int n, int m) {
   if (m == 0) return in[n * n + n];
   const int am = m < 0 ? -m : m;
-  const TV a = in[n * n + n + am], b = in[n * n + n - am];
-  return m > 0 ? cm * a - sm * b : sm * a + cm * b;
+  return laplace_rotate_z_pair(cm, sm, in[n * n + n + am], in[n * n + n - am], m);
 }
 
 // True when the flip F (eq. 34) negates coefficient (n, m):
