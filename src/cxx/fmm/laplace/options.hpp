@@ -76,9 +76,10 @@ namespace fmm {
 //   m2l_rcr     m2l = GEMM: each class's operator as its three RCR factors
 //               (rotation, coaxial, rotation back; ~2 p'^3 multiply-adds
 //               per translation instead of p'^4), each a set of small
-//               products in one grouped cuBLAS call (on), or the dense
-//               p'^2 x p'^2 operator (off); auto (the default): see
-//               m2l_rcr_auto (src/cuda/fmm/laplace/setup.cu)
+//               products in one grouped cuBLAS call (on; two more
+//               buffers, each (2p-1)/p times m2l_gemm_mb), or the dense
+//               p'^2 x p'^2 operator (off); auto (the default): on for
+//               p > 36 (m2l_rcr_auto, src/cuda/fmm/laplace/setup.cu)
 struct LaplaceGpuKernels {
   // Defaults: the fastest measured on an H100 (docs/laplace_gpu.md).
   gpufmm_laplace_strategy_t p2m = GPUFMM_STRATEGY_BPB, m2m = GPUFMM_STRATEGY_AUTO, m2l = GPUFMM_STRATEGY_AUTO,
