@@ -178,7 +178,7 @@ void print_row(const Row& r) {
 int calibrate(const std::string& csv) {
   using namespace gpufmm;
   omp_set_num_threads(1);
-  std::printf("Cost-model calibration, 1 thread, CPU pipeline ISA %s\n", fmm::laplace_cpu_isa());
+  std::printf("Cost-model calibration, 1 thread, CPU pipeline ISA %s\n", fmm::cpu_pipeline_isa());
   FILE* f = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
   if (f) std::fprintf(f, "precision,p,l_max,pairs,rcr_p3,rcr_p2,points_p2,t_p2p,t_trans,t_point\n");
   for (int prec : {GPUFMM_FLOAT64, GPUFMM_FLOAT32}) {
@@ -201,7 +201,7 @@ int calibrate(const std::string& csv) {
         a.charges = q.data();
         a.pot = pot.data();
         a.grad = grad.data();
-        fmm::LaplaceStageTimes best;
+        fmm::StageTimes best;
         best.total = 1e300;
         for (int k = 0; k < 3; ++k) {
           fmm::laplace_evaluate(*plan, a);
@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
   const char* backend = gpu ? "gpu" : "cpu";
   std::printf("Laplace FMM benchmark: %s (%s, %d %s), CPU pipeline ISA %s, %d OpenMP threads\n",
               dev.name, backend, dev.multiprocessors, gpu ? "SMs" : "cores",
-              gpufmm::fmm::laplace_cpu_isa(), omp_get_max_threads());
+              gpufmm::fmm::cpu_pipeline_isa(), omp_get_max_threads());
   std::printf("potential + gradient, charges, %s, %s; best of %d evaluates; times in seconds\n",
               gpufmm_test::dist_name(dist), distinct ? "N distinct targets" : "targets = sources",
               repeat);
@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
     for (const Row& r : rows)
       std::fprintf(f, "%s,\"%s\",%d,%s,%s,%s,%lld,%.0e,%d,%d,%lld,%lld,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
                    "%.3e,%.3e,%.6f,%d,%.2f\n",
-                   r.backend.c_str(), dev.name, omp_get_max_threads(), gpufmm::fmm::laplace_cpu_isa(),
+                   r.backend.c_str(), dev.name, omp_get_max_threads(), gpufmm::fmm::cpu_pipeline_isa(),
                    r.precision.c_str(), r.dist.c_str(), r.n, r.eps, r.p, r.l_max, r.m2l, r.pairs,
                    r.plan, r.p2m, r.up, r.down, r.l2p, r.p2p, r.total, r.err_pot, r.err_grad, r.direct,
                    r.direct_measured ? 1 : 0, r.direct / r.total);

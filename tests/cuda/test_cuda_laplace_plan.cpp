@@ -124,7 +124,7 @@ TEST_F(CudaLaplacePlan, GpuPlanEqualsCpuPlan) {
         ASSERT_FALSE(pg->depth.cost.empty()) << w;
         const tree::Tree& tc = *pc->tree;
         const auto constants = fmm::laplace_cost_constants_gpu(single);
-        const fmm::LaplaceDepthChoice ref =
+        const fmm::DepthChoice ref =
             single ? fmm::laplace_choose_depth<float>(tc.src.keys, tc.src.n, same ? nullptr : tc.recv_own.keys,
                                                       pts.nt(), pc->modified, *pc->tables_f, constants)
                    : fmm::laplace_choose_depth<double>(tc.src.keys, tc.src.n, same ? nullptr : tc.recv_own.keys,

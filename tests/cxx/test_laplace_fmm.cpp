@@ -304,7 +304,7 @@ TEST(LaplaceFmmAccuracy, SparseTreesKeepTheFullP) {
 
 // Issue 14, defect 7: below the levels where boxes interact, a forced-deep
 // tree is chains of single-child boxes above isolated points; the far field
-// no longer walks them (LaplaceFarSchedule, plan.hpp). N = 300 uniform
+// no longer walks them (FarSchedule, plan.hpp). N = 300 uniform
 // points: past level ~8 nothing interacts, so l_max = 21 does the
 // translations of l_max = 12 (1673 M2M + L2L against ~11000 for every box of
 // levels >= 2: twice the evaluate time before) and gives the same sums. A tree where every box interacts
@@ -319,7 +319,7 @@ TEST(LaplaceFmmSparse, DeepLevelsWithoutInteractionsCostNothing) {
   gpufmm_test::Rng r(6);
   for (auto& v : q) v = 2 * r.uniform() - 1;
   std::vector<double> pot[2], grad[2];
-  fmm::LaplaceFarSchedule f[2];
+  fmm::FarSchedule f[2];
   int64_t boxes[2] = {0, 0}, full = 0;
   for (int k = 0; k < 2; ++k) {
     o.l_max = k == 0 ? 12 : 21;
@@ -1145,7 +1145,7 @@ TEST(LaplaceFmmCostModel, EveryScannedDepthMatchesItsTree) {
     o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;  // the cost model's depth scan (AUTO may take an adaptive tree)
     o.calibrate = false;                   // counts only: no test evaluates
     auto plan = fmm::laplace_plan_create(ctx, o, p.ns, p.src.data(), p.nt, p.targets());
-    const fmm::LaplaceDepthChoice d = plan->depth;
+    const fmm::DepthChoice d = plan->depth;
     ASSERT_GE(d.cost.size(), size_t(4)) << what;
     for (size_t l = 0; l < d.cost.size(); ++l) {
       fmm::LaplaceOptions f = o;

@@ -1,6 +1,6 @@
 // The CPU near field: one target against a run of sources, for any pair
 // kernel (kernels/kernel.hpp). The OpenMP direct sum (nearfield/direct_cpu.cpp)
-// and the FMM's P2P (fmm/laplace/pipeline_impl.hpp) both call sum_sources;
+// and the FMM's P2P (fmm/pipeline_impl.hpp) both call sum_sources;
 // the CUDA kernels (src/cuda/nearfield) call the same kernel structs.
 //
 // Sources are structure of arrays: coordinates in X (double in the FMM,

@@ -2,7 +2,7 @@
 // the W lists and P2L of the X lists (the compact set of the receiver
 // leaves that the P2P of the U lists runs over: setup.cu). The math is the shared
 // laplace_m2p_point / laplace_p2l_point of fmm/laplace/expansion.hpp, as on
-// the CPU (pipeline_impl.hpp: m2p, p2l_level); the lists are those of
+// the CPU (fmm/pipeline_impl.hpp: m2p, p2l_level); the lists are those of
 // lists/adaptive.hpp, uploaded by laplace_plan_setup.
 #pragma once
 

@@ -240,21 +240,21 @@ class DeviceDepthLevels : public DepthLevels {
 }  // namespace
 
 template <class T>
-LaplaceDepthChoice laplace_choose_depth_device(Context& ctx, const uint64_t* sk, int64_t ns, const uint64_t* tk,
+DepthChoice laplace_choose_depth_device(Context& ctx, const uint64_t* sk, int64_t ns, const uint64_t* tk,
                                                int64_t nt, bool modified, const LaplaceTables<T>& tab,
                                                const LaplaceCostConstants& c) {
   if (tk == nullptr) nt = ns;
-  if (ns == 0 || nt == 0) return LaplaceDepthChoice{};
+  if (ns == 0 || nt == 0) return DepthChoice{};
   DeviceGuard guard(ctx);
   clear_last_error();
   DeviceDepthLevels levels(ctx, sk, ns, tk, nt);
   return laplace_depth_scan<T>(ns, nt, modified, tab, c, levels);
 }
 
-template LaplaceDepthChoice laplace_choose_depth_device<double>(Context&, const uint64_t*, int64_t, const uint64_t*,
+template DepthChoice laplace_choose_depth_device<double>(Context&, const uint64_t*, int64_t, const uint64_t*,
                                                                 int64_t, bool, const LaplaceTables<double>&,
                                                                 const LaplaceCostConstants&);
-template LaplaceDepthChoice laplace_choose_depth_device<float>(Context&, const uint64_t*, int64_t, const uint64_t*,
+template DepthChoice laplace_choose_depth_device<float>(Context&, const uint64_t*, int64_t, const uint64_t*,
                                                                int64_t, bool, const LaplaceTables<float>&,
                                                                const LaplaceCostConstants&);
 

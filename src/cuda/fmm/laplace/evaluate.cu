@@ -320,7 +320,7 @@ struct Eval {
   }
 
   // ---------------------------------------------------------- stages
-  // One method per stage, as the CPU pipeline (fmm/laplace/pipeline_impl.hpp)
+  // One method per stage, as the CPU pipeline (fmm/pipeline_impl.hpp)
   // has them; enqueue runs them in order on the streams.
 
   // P2M: the multipoles of the source leaves (level L; an adaptive plan's
@@ -868,8 +868,8 @@ struct Eval {
       if (x.uh) x.uh = static_cast<SS*>(G.grow(G.out_hess, nd * size_t(6 * nt) * sizeof(SS), "laplace output staging"));
     }
 
-    LaplaceStageTimes& tm = P.last;
-    tm = LaplaceStageTimes();
+    StageTimes& tm = P.last;
+    tm = StageTimes();
     GraphKey key;
     key.q = x.uq;
     key.d = x.ud;
@@ -939,14 +939,14 @@ struct Eval {
         const double g[3] = {double(v[2] + v[5]), double(v[3] + v[6]), double(v[4] + v[7])};
         const double pot = double(v[0] + v[1]);
         const bool finite = std::isfinite(pot) && std::isfinite(g[0]) && std::isfinite(g[1]) && std::isfinite(g[2]);
-        if (!finite || kd + 1 == nd) fail_nonfinite_result(P, user, pot, x.ng ? g : nullptr);
+        if (!finite || kd + 1 == nd) fail_nonfinite_result(P.single(), user, pot, x.ng ? g : nullptr);
       }
     }
   }
 
   // The stage times of the last enqueue (its events), the far field's
   // summed over the groups of densities.
-  void add_stage_times(LaplaceStageTimes& tm, int nd) {
+  void add_stage_times(StageTimes& tm, int nd) {
     for (int g = 0; g * kNdGroup < nd; ++g) {
       tm.p2m += elapsed(far_event(g, 0), far_event(g, 1));
       tm.upward += elapsed(far_event(g, 1), far_event(g, 2));

@@ -1,6 +1,6 @@
 // Kernels of the CUDA Laplace FMM driver (issue 5). Every kernel calls the
 // shared host+device math of fmm/laplace*.hpp (the same functions, with the
-// same arguments, as the OpenMP pipeline in fmm/laplace/pipeline_impl.hpp);
+// same arguments, as the OpenMP pipeline in fmm/pipeline_impl.hpp);
 // nothing here re-derives a formula. Data layout: fmm/laplace/plan.hpp.
 // Strategies and their selection: fmm/laplace/gpu.hpp, docs/laplace_gpu.md.
 #pragma once

@@ -511,10 +511,6 @@ void laplace_plan_strategies(LaplacePlan& P) {
   m2l_plan_data(G, P, stream_of(P.ctx));
 }
 
-size_t laplace_gpu_bytes(const LaplacePlan& P) {
-  return P.gpu ? static_cast<const GpuData*>(P.gpu.get())->bytes : 0;
-}
-
 }  // namespace cuda
 }  // namespace fmm
 }  // namespace gpufmm

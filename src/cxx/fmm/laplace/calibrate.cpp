@@ -177,7 +177,7 @@ Samples choose_samples(const LaplacePlan& P, const double* txyz) {
 
 void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targets,
                        const std::function<void(int)>& set_p, bool only_up) {
-  LaplacePlanTimes& times = P.plan_times;
+  PlanTimes& times = P.plan_times;
   Stopwatch reference(times.cal_reference);
   const int pmax = P.single() ? kLaplaceMaxPFloat : kMaxP;
   const int64_t nt = P.ntrg, ns = P.nsrc;

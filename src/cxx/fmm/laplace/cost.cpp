@@ -359,9 +359,9 @@ class HostDepthLevels : public DepthLevels {
 }  // namespace
 
 template <class T>
-LaplaceDepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, const LaplaceTables<T>& tab,
+DepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, const LaplaceTables<T>& tab,
                                       const LaplaceCostConstants& c, DepthLevels& levels) {
-  LaplaceDepthChoice out;
+  DepthChoice out;
   out.l_max = 0;
   if (ns == 0 || nt == 0) return out;
   const int p = tab.p;
@@ -397,24 +397,24 @@ LaplaceDepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, con
   return out;
 }
 
-template LaplaceDepthChoice laplace_depth_scan<double>(int64_t, int64_t, bool, const LaplaceTables<double>&,
+template DepthChoice laplace_depth_scan<double>(int64_t, int64_t, bool, const LaplaceTables<double>&,
                                                        const LaplaceCostConstants&, DepthLevels&);
-template LaplaceDepthChoice laplace_depth_scan<float>(int64_t, int64_t, bool, const LaplaceTables<float>&,
+template DepthChoice laplace_depth_scan<float>(int64_t, int64_t, bool, const LaplaceTables<float>&,
                                                       const LaplaceCostConstants&, DepthLevels&);
 
 template <class T>
-LaplaceDepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const uint64_t* tk, int64_t nt,
+DepthChoice laplace_choose_depth(const uint64_t* sk, int64_t ns, const uint64_t* tk, int64_t nt,
                                         bool modified, const LaplaceTables<T>& tab, const LaplaceCostConstants& c) {
   if (tk == nullptr) nt = ns;
-  if (ns == 0 || nt == 0) return LaplaceDepthChoice{};
+  if (ns == 0 || nt == 0) return DepthChoice{};
   HostDepthLevels levels(sk, ns, tk, nt);
   return laplace_depth_scan<T>(ns, nt, modified, tab, c, levels);
 }
 
-template LaplaceDepthChoice laplace_choose_depth<double>(const uint64_t*, int64_t, const uint64_t*,
+template DepthChoice laplace_choose_depth<double>(const uint64_t*, int64_t, const uint64_t*,
                                                          int64_t, bool, const LaplaceTables<double>&,
                                                          const LaplaceCostConstants&);
-template LaplaceDepthChoice laplace_choose_depth<float>(const uint64_t*, int64_t, const uint64_t*,
+template DepthChoice laplace_choose_depth<float>(const uint64_t*, int64_t, const uint64_t*,
                                                         int64_t, bool, const LaplaceTables<float>&,
                                                         const LaplaceCostConstants&);
 

@@ -19,6 +19,7 @@
 
 #include "core/context.hpp"
 #include "core/hd.hpp"
+#include "fmm/plan_core.hpp"
 #include "tree/morton.hpp"
 #include "tree/stencil.hpp"
 
@@ -42,7 +43,7 @@ struct LaplaceCostConstants {
 };
 
 // The CPU pipeline batches M2L translations of one class over SIMD lanes
-// (fmm/laplace/pipeline_impl.hpp) up to this p, and translates one at a time
+// (fmm/pipeline_impl.hpp) up to this p, and translates one at a time
 // above it (the lane copies of the tables would outgrow the caches).
 constexpr int kBatchedM2LMaxP = 32;
 // Per-core constants measured for the OpenMP pipeline (docs/laplace_fmm.md).
@@ -67,17 +68,11 @@ GPUFMM_HD inline double laplace_evaluate_seconds(const LaplaceCostConstants& c, 
   return c.c_pair * pairs + far + (l >= 2 ? point : 0.0);
 }
 
-struct LaplaceDepthChoice {
-  int l_max = 0;
-  std::vector<double> cost;       // modelled seconds per candidate depth 0..(scanned)
-  std::vector<double> p2p_pairs;  // near-field pairs per candidate depth
-  std::vector<double> m2l;        // M2L translations (cumulative) per candidate depth
-};
 
 // Chooses l_max minimising the modelled cost from the sorted Morton keys of
 // the sources and targets (trg_keys == nullptr: targets are the sources).
 template <class T>
-LaplaceDepthChoice laplace_choose_depth(const uint64_t* src_keys, int64_t nsrc,
+DepthChoice laplace_choose_depth(const uint64_t* src_keys, int64_t nsrc,
                                         const uint64_t* trg_keys, int64_t ntrg, bool modified,
                                         const LaplaceTables<T>& tables,
                                         const LaplaceCostConstants& c);
@@ -187,7 +182,7 @@ class DepthLevels {
 
 // The driver (see laplace_choose_depth): ns, nt > 0.
 template <class T>
-LaplaceDepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, const LaplaceTables<T>& tab,
+DepthChoice laplace_depth_scan(int64_t ns, int64_t nt, bool modified, const LaplaceTables<T>& tab,
                                       const LaplaceCostConstants& c, DepthLevels& levels);
 
 #if defined(GPUFMM_HAVE_CUDA)
@@ -197,7 +192,7 @@ namespace cuda {
 // (trg_keys == nullptr: targets are the sources). Same counts as the host
 // scan; the modelled seconds differ only in the order of their sums.
 template <class T>
-LaplaceDepthChoice laplace_choose_depth_device(Context& ctx, const uint64_t* src_keys, int64_t nsrc,
+DepthChoice laplace_choose_depth_device(Context& ctx, const uint64_t* src_keys, int64_t nsrc,
                                                const uint64_t* trg_keys, int64_t ntrg, bool modified,
                                                const LaplaceTables<T>& tables, const LaplaceCostConstants& c);
 }  // namespace cuda

@@ -32,20 +32,6 @@ namespace {
 
 double now() { return omp_get_wtime(); }
 
-}  // namespace
-
-// ---------------------------------------------------------------- plan
-
-LaplacePlan::~LaplacePlan() {
-  gpu.reset();
-  lists.reset();
-  tree.reset();
-}
-
-bool LaplacePlan::cpu_pipeline() const { return !ctx.on_gpu(); }
-
-namespace {
-
 // Host access to a tree array: the array itself for a host tree, a
 // downloaded copy for a device tree (not zero-filled first).
 template <class V>
@@ -261,72 +247,6 @@ void translation_work(LaplacePlan& plan, const LaplaceTables<T>& tab) {
   plan.rcr_p2 = p2;
 }
 
-// The far field's schedule of a host tree (LaplaceFarSchedule, plan.hpp).
-void far_schedule(LaplacePlan& P) {
-  const tree::Tree& t = *P.tree;
-  const tree::PointSet& S = t.src;
-  const tree::PointSet& R = t.receivers();
-  const int L = t.l_max;
-  LaplaceFarSchedule& f = P.far;
-  f = LaplaceFarSchedule();
-  if (L < 2 || S.nboxes == 0 || R.nboxes == 0) return;
-  const int lists[3] = {int(lists::kM2L), int(lists::kType1), int(lists::kType2)};
-  // Sources referenced by an M2L entry; receivers with an M2L entry.
-  std::vector<uint8_t> src_ref(size_t(S.nboxes), 0), recv(size_t(R.nboxes), 0);
-  for (int k : lists) {
-    const lists::List& li = P.lists->list[k];
-    if (!li.built) continue;
-    for (int64_t b = 0; b < li.rows; ++b)
-      if (li.offsets[b + 1] > li.offsets[b]) recv[size_t(b)] = 1;
-    for (int64_t e = 0; e < li.nnz; ++e) src_ref[size_t(li.index[e])] = 1;
-  }
-  if (P.alists) {  // M2P sources and P2L receivers of an adaptive plan
-    for (int32_t b : P.alists->w) src_ref[size_t(b)] = 1;
-    for (int32_t b : P.alists->x_box) recv[size_t(b)] = 1;
-  }
-  // below[b]: some box under b is referenced (sources) / receives (receivers);
-  // children follow their parents' level, so a backward sweep sees every
-  // child before its parent.
-  auto below_of = [](const tree::PointSet& X, const std::vector<uint8_t>& mark) {
-    std::vector<uint8_t> below(size_t(X.nboxes), 0);
-    for (int64_t c = X.nboxes - 1; c > 0; --c)
-      if (X.parent[c] >= 0 && (mark[size_t(c)] || below[size_t(c)])) below[size_t(X.parent[c])] = 1;
-    return below;
-  };
-  const std::vector<uint8_t> src_below = below_of(S, src_ref), recv_below = below_of(R, recv);
-  auto level_of = [](const tree::PointSet& X, int64_t b) { return tree::level_of_box(X.level_offset, b); };
-  // Multipoles, top down from level 2.
-  f.m.assign(size_t(S.nboxes), LaplaceFarSchedule::kNone);
-  for (int64_t b = S.level_offset[2]; b < S.nboxes; ++b) {
-    const int32_t par = S.parent[b];
-    const bool need = src_ref[size_t(b)] || (level_of(S, b) > 2 && f.m[size_t(par)] == LaplaceFarSchedule::kM2M);
-    if (!need) continue;
-    f.m[size_t(b)] = S.leaf[b] || !src_below[size_t(b)] ? LaplaceFarSchedule::kP2M : LaplaceFarSchedule::kM2M;
-    if (f.m[size_t(b)] == LaplaceFarSchedule::kM2M) f.m2m += S.child_offset[b + 1] - S.child_offset[b];
-  }
-  // Locals, top down from the first level that receives (L2L from level 2).
-  f.l.assign(size_t(R.nboxes), LaplaceFarSchedule::kNone);
-  for (int64_t b = R.level_offset[P.modified ? 1 : 2]; b < R.nboxes; ++b) {
-    const int32_t par = R.parent[b];
-    const bool from_parent = level_of(R, b) >= 2 && f.l[size_t(par)] == LaplaceFarSchedule::kLocal;
-    if (!recv[size_t(b)] && !from_parent) continue;
-    f.l[size_t(b)] = R.leaf[b] || !recv_below[size_t(b)] ? LaplaceFarSchedule::kTerminal : LaplaceFarSchedule::kLocal;
-    if (from_parent) ++f.l2l;
-  }
-  // The P2M and L2P boxes, finest level first.
-  auto collect = [&f, L](const tree::PointSet& X, const std::vector<uint8_t>& mode, uint8_t want, int top,
-                         std::vector<int32_t>& boxes, std::vector<int8_t>& levels) {
-    for (int l = L; l >= top; --l)
-      for (int64_t b = X.level_offset[l]; b < X.level_offset[l + 1]; ++b)
-        if (mode[size_t(b)] == want) {
-          boxes.push_back(int32_t(b));
-          levels.push_back(int8_t(l));
-          f.max_points = std::max<int64_t>(f.max_points, X.point_end[b] - X.point_begin[b]);
-        }
-  };
-  collect(S, f.m, LaplaceFarSchedule::kP2M, 2, f.p2m, f.p2m_level);
-  collect(R, f.l, LaplaceFarSchedule::kTerminal, 1, f.l2p, f.l2p_level);
-}
 
 // The cost model's constants of the plan's backend (or the options').
 LaplaceCostConstants cost_constants(const LaplacePlan& plan) {
@@ -390,7 +310,7 @@ void pad_cube(const tree::Cube& base, double f, tree::Options& o) {
 
 // The depth scan on the sorted keys of a keys-only tree.
 template <class T>
-LaplaceDepthChoice scan_keys(const LaplacePlan& plan, const tree::Tree& scan, const LaplaceTables<T>& tab,
+DepthChoice scan_keys(const LaplacePlan& plan, const tree::Tree& scan, const LaplaceTables<T>& tab,
                              const LaplaceCostConstants& c) {
 #if defined(GPUFMM_HAVE_CUDA)
   if (scan.ctx.on_gpu())  // the keys stay on the device, and so does the scan
@@ -444,7 +364,7 @@ void choose_depth_with(LaplacePlan& plan, const LaplaceTables<T>& tab, const dou
     if (k == 0 && f == 1) base = scan->cube;
     plan.plan_times.depth_keys += now() - t;
     t = now();
-    LaplaceDepthChoice d = scan_keys<T>(plan, *scan, tab, c);
+    DepthChoice d = scan_keys<T>(plan, *scan, tab, c);
     plan.plan_times.depth_scan += now() - t;
     if (d.cost.empty()) {  // no sources or no targets: nothing to choose
       plan.depth = std::move(d);
@@ -539,7 +459,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     plan::check_points_pointer(sources, nsrc, "sources");
     if (targets != nullptr) plan::check_points_pointer(targets, ntrg, "targets");
   }
-  LaplacePlanTimes& tp = P.plan_times;
+  PlanTimes& tp = P.plan_times;
   double tmark = now();
   tp.check = tmark - t0;
   auto lap = [&tmark](double& field) {
@@ -803,7 +723,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
       cuda::laplace_plan_strategies(P);
     }
 #endif
-    P.last = LaplaceStageTimes();
+    P.last = StageTimes();
     lap(tp.calibrate);
     // Issue 19, item 3, for this input: where even the largest float p
     // measures more than eps and more terms would help (targets far from

@@ -51,17 +51,6 @@ void check_inputs(const LaplacePlan& plan, const LaplaceEvalArgs& a) {
 
 }  // namespace
 
-void fail_nonfinite_result(const LaplacePlan& plan, int64_t target, double pot, const double* grad) {
-  std::ostringstream v;
-  v << "potential " << pot;
-  if (grad) v << ", gradient (" << grad[0] << ", " << grad[1] << ", " << grad[2] << ")";
-  fail(GPUFMM_ERROR_ACCURACY, "the result at target ", target, " (0-based) is not finite (", v.str(),
-       "): it overflows ", plan.single() ? "single" : "double",
-       " precision (a source within a tiny distance of the target, e.g. a pair closer than ~1e-13 in single "
-       "precision, or very large charges or dipoles); no output was written",
-       plan.single() ? "; a GPUFMM_FLOAT64 plan holds it" : "");
-}
-
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& a) {
   require(a.charges != nullptr || a.dipoles != nullptr, GPUFMM_ERROR_INVALID_ARGUMENT,
           "arguments 'charges' and 'dipoles' are both NULL: the sources carry nothing");

@@ -24,8 +24,6 @@ LaplaceGpuKernels& laplace_gpu_kernels(LaplacePlan& plan);
 // their plan data built: after the calibration, whose test evaluates keep
 // the grouped M2L above p = 24 (LaplacePlan::calibrating).
 void laplace_plan_strategies(LaplacePlan& plan);
-// Device bytes held by the plan's GPU data (tables, coordinates, workspace).
-size_t laplace_gpu_bytes(const LaplacePlan& plan);
 }  // namespace cuda
 #endif
 

@@ -109,10 +109,6 @@ struct LaplaceGpuKernels {
   }
 };
 
-// The instruction set of the CPU pipeline: the best the CPU supports, at
-// most `cpu_isa` (benchmarks and tests compare the copies).
-enum class LaplaceCpuIsa { generic = 0, avx2 = 1, avx512 = 2 };
-
 struct LaplaceOptions {
   double eps = 1e-6;
   gpufmm_dtype_t precision = GPUFMM_FLOAT64;
@@ -147,7 +143,6 @@ struct LaplaceOptions {
   // backend's factor (create.cpp: 1 on the CPU, 0.5 on the GPU).
   double adaptive_v_direct = -1;
   LaplaceGpuKernels gpu;  // CUDA driver only
-  LaplaceCpuIsa cpu_isa = LaplaceCpuIsa::avx512;  // CPU pipeline only
   // The cost model's constants instead of the measured ones of the backend
   // (calibration runs).
   std::optional<LaplaceCostConstants> cost;

@@ -97,6 +97,7 @@
 #include <vector>
 
 #include "core/context.hpp"
+#include "fmm/plan_core.hpp"
 #include "fmm/laplace/cost.hpp"
 #include "fmm/laplace/options.hpp"
 #include "core/gpufmm_types.h"
@@ -155,137 +156,37 @@ void laplace_tables_cache_clear();
 
 // ---------------------------------------------------------------- plan
 
-struct LaplaceStageTimes {
-  double p2m = 0, upward = 0, downward = 0, l2p = 0, p2p = 0, total = 0;
-};
-
-// Wall seconds of the phases of laplace_plan_create (bench_laplace_plan).
-struct LaplacePlanTimes {
-  double check = 0;       // argument checks (finite coordinates; on the device for the CUDA driver: in upload)
-  double tables = 0;      // translation tables (build or cache copy)
-  double upload = 0;      // coordinates to the device (CUDA driver)
-  double depth_keys = 0;  // cost model: sorted keys (keys-only tree, download)
-  double depth_scan = 0;  // cost model: laplace_choose_depth
-  double tree = 0;        // the tree (coordinates upload on a GPU context included)
-  double coords = 0;      // sorted coordinates
-  double stats = 0;       // near_field_stats + translation_work
-  double setup = 0;       // cuda::laplace_plan_setup (GPU context), of which:
-  double setup_tables = 0;  //   translation tables to the device
-  double setup_groups = 0;  //   grouped M2L entry lists (build_m2l_groups)
-  double calibrate = 0;     // laplace_calibrate, of which:
-  double cal_reference = 0;  //   samples and the references' direct sums
-  double cal_setup = 0;      //   the plan made ready at each p tried (tables, device set-up)
-  double cal_evaluate = 0;   //   the test evaluates
-  double cal_estimate = 0;   //   the errors estimated from their results
-};
-
-// Which boxes the CPU pipeline's far field computes (issue 14, defect 7).
-// In sparse or forced-deep trees isolated points sit at the bottom of long
-// chains of single-child boxes, and multipoles went up and locals came down
-// through every level of them although nothing interacts there (N = 300,
-// l_max = 21: 5673 boxes for 300 points, twice the work of l_max = 8). Now:
-//  - a source box's multipole is computed only when it is an M2L source or
-//    its parent is formed from its children; it is formed from its own
-//    points (P2M at its level) when no box below it is an M2L source, else
-//    from its children (M2M);
-//  - a receiver box's local is evaluated at its targets (L2P at its level)
-//    when no box below it receives an M2L entry, and nothing below it is
-//    touched; leaves are such boxes.
-// M2M and L2L are exact for the truncated expansions, so this is the same
-// sum, computed with fewer translations; for trees where every box interacts
-// (the cost model's) it is the full schedule. Built on the host tree at plan
-// creation (laplace_far_schedule); the CUDA driver runs the full levels.
-struct LaplaceFarSchedule {
-  static constexpr uint8_t kNone = 0, kP2M = 1, kM2M = 2;  // source boxes (levels >= 2)
-  static constexpr uint8_t kLocal = 1, kTerminal = 2;      // receiver boxes (kNone: not touched)
-  std::vector<uint8_t> m, l;            // per source box, per receiver box
-  std::vector<int32_t> p2m, l2p;        // the kP2M / kTerminal boxes, finest level first
-  std::vector<int8_t> p2m_level, l2p_level;
-  int64_t max_points = 0;               // most points of a p2m or l2p box
-  int64_t m2m = 0, l2l = 0;             // translations per evaluate
-};
-
+// The Laplace FMM's CPU workspace: the generic one (fmm/plan_core.hpp) with
+// the rotation and coax tables repeated once per SIMD lane (batched M2L,
+// fmm/laplace/pipeline.cpp).
 template <class T>
-struct LaplaceWorkspace {
-  std::vector<T> M, L, q, d, pot, grad, hess;  // q .. hess: every density (nd of them)
-  std::vector<uint8_t> has_local;
-  // CPU pipeline only: the rotation and coax tables with every entry
-  // repeated once per SIMD lane (batched M2L, pipeline_impl.hpp).
-  std::vector<T> rot_lanes, coax_lanes;
+struct LaplaceLaneTables {
+  std::vector<T> rot, coax;
 };
+template <class T>
+using LaplaceWorkspace = Workspace<T, T, LaplaceLaneTables<T>>;
 
-class LaplacePlan : public ContextChild {  // ctx: the user's context
+class LaplacePlan : public PlanCore {
  public:
-  explicit LaplacePlan(Context& c) : ContextChild(c) {}
-  ~LaplacePlan();  // the CUDA plan, the lists, then the tree
+  explicit LaplacePlan(Context& c) : PlanCore(c) {}
 
   LaplaceOptions options;             // effective options (see laplace_p_certifies)
   int p = 0;
-  int l_max = 0;
-  bool same_sets = false;
-  bool modified = true;                // options.stencil == MODIFIED
-  int64_t nsrc = 0, ntrg = 0;
-  // Issue 19: an adaptive tree (leaves at any level, tree::Kind::Adaptive):
-  // the same-level lists (V) in `lists` and the U, W, X lists of
-  // lists/adaptive.hpp in `alists` (host; the CUDA driver uploads them).
-  bool adaptive = false;
-  // While the calibration's test evaluates run (create.cpp): the GPU's
-  // automatic M2M and M2L strategies then keep BpB and the grouped kernel
-  // above p = 24 instead of building dense operators at every p it tries.
-  bool calibrating = false;
-  std::unique_ptr<tree::Tree> tree;
-  std::unique_ptr<lists::Lists> lists;  // over tree
-  std::unique_ptr<lists::AdaptiveLists> alists;
-  // Sorted, 3 x n; trg_xyz empty when same_sets. Host copies for the CPU
-  // pipeline only: a plan evaluated by the CUDA driver keeps them on the
-  // device (laplace_plan_setup gathers them there) and leaves both empty.
-  std::vector<double> src_xyz, trg_xyz;
-  // During laplace_plan_create on a GPU context only (null otherwise): the
-  // user's coordinates in device memory, user order (targets null when
-  // same_sets), for laplace_plan_setup's gather.
-  const double* dev_sources = nullptr;
-  const double* dev_targets = nullptr;
   // Translation tables (FLOAT64 / FLOAT32 plans), shared with the
   // process-wide cache (laplace_tables_get).
   std::shared_ptr<const LaplaceTables<double>> tables_d;
   std::shared_ptr<const LaplaceTables<float>> tables_f;
-  LaplaceDepthChoice depth;              // the cost model's scan (empty when not used)
-  // A uniform tree's cube against the points' own (options.cube_padding;
-  // 1 for an adaptive tree): the depth scan's choice, or the option.
-  double cube_padding = 1;
-
-  // sizes (plan_info)
-  int64_t src_boxes = 0, trg_boxes = 0;
-  int64_t m2l_translations = 0;  // S|R per evaluate
-  int64_t p2p_pairs = 0;         // near-field source-target pairs (self pairs included)
-  int64_t max_near_sources = 0;  // max over target leaves of the sources in its neighbours
-  int64_t max_leaf_points = 0;   // max points of a source or target leaf
   // Work of the translations per evaluate (cost model, calibration): sums of
   // p_op^3 and p_op^2 over every M2L, M2M and L2L translation.
   double rcr_p3 = 0, rcr_p2 = 0;
-  double plan_seconds = 0;
-  LaplacePlanTimes plan_times;  // phases of plan_seconds
-  // options.calibrate (laplace_calibrate): test evaluates run and the error
-  // they measured at p (0, 0 when p was not calibrated).
-  int calibration_evaluates = 0;
-  double measured_eps = 0;
   // A float plan whose error at its largest p is above eps and still falls
   // with p (laplace_calibrate): create.cpp refuses it.
   bool float_truncation_miss = false;
 
-  LaplaceFarSchedule far;  // CPU pipeline (laplace_far_schedule)
-  LaplaceStageTimes last;  // of the last evaluate
   LaplaceWorkspace<double> ws_d;
   LaplaceWorkspace<float> ws_f;
-  // Issue 5: device data of the CUDA driver (tables, coordinates, workspace,
-  // streams; fmm/laplace/gpu.hpp), freed by its own deleter. Null on the CPU.
-  std::shared_ptr<void> gpu;
 
   bool single() const { return options.precision == GPUFMM_FLOAT32; }
-  bool cpu_pipeline() const;  // evaluate runs laplace_evaluate_cpu
-  const tree::PointSet& sources() const { return tree->src; }
-  const tree::PointSet& targets() const { return tree->receivers(); }
-  const double* target_xyz() const { return same_sets ? src_xyz.data() : trg_xyz.data(); }
 };
 
 // Builds a plan: validates, checks coordinates (NaN/Inf named with the index:
@@ -295,27 +196,8 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
                                                  int64_t nsrc, const double* sources,
                                                  int64_t ntrg, const double* targets);
 
-// One evaluate. Pointers are in the user's order. dtype: GPUFMM_FLOAT64
-// (host API) or the plan's precision (arrays). on_context: pointers are in
-// the context's memory (device memory on a GPU context) rather than host
-// memory. charges/dipoles may be null (not both), pot/grad may be null (not
-// both). Outputs are overwritten, and only on success.
-// nd densities on one geometry (gpufmm_laplace_evaluate_nd): value c of
-// point j of density k at [k + nd * (c + per * j)], per = 1 (charges, pot),
-// 3 (dipoles, grad), 6 (hess: xx, yy, zz, xy, xz, yz); nd = 1 is the plain
-// layout.
-struct LaplaceEvalArgs {
-  gpufmm_dtype_t dtype = GPUFMM_FLOAT64;
-  bool on_context = false;
-  bool nd_api = false;  // called as gpufmm_laplace_evaluate_nd* (names 'hess' in messages)
-  int nd = 1;
-  const void* charges = nullptr;
-  const void* dipoles = nullptr;
-  void* pot = nullptr;
-  void* grad = nullptr;
-  void* hess = nullptr;
-};
-
+// One evaluate (EvalArgs, fmm/plan_core.hpp).
+using LaplaceEvalArgs = EvalArgs;
 void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 
 // Issue 19, item 2 (calibrate.cpp): sets p to the smallest truncation number
@@ -330,17 +212,9 @@ void laplace_evaluate(LaplacePlan& plan, const LaplaceEvalArgs& args);
 void laplace_calibrate(LaplacePlan& plan, const double* sources, const double* targets,
                        const std::function<void(int)>& set_p, bool only_up = false);
 
-// GPUFMM_ERROR_ACCURACY: the potential (pot) or gradient (grad, null when
-// not computed) at user target `target` is not finite, i.e. the sum
-// overflowed the plan's precision (issue 14). Both drivers check their
-// results before writing any output.
-[[noreturn]] void fail_nonfinite_result(const LaplacePlan& plan, int64_t target, double pot, const double* grad);
-
-// The OpenMP pipeline: host pointers, inputs already validated.
+// The OpenMP pipeline (fmm/pipeline.hpp): host pointers, inputs already
+// validated.
 void laplace_evaluate_cpu(LaplacePlan& plan, const LaplaceEvalArgs& args);
-// The instruction set the CPU pipeline runs with at most `cap`
-// (LaplaceOptions::cpu_isa): "generic", "avx2", "avx512".
-const char* laplace_cpu_isa(LaplaceCpuIsa cap = LaplaceCpuIsa::avx512);
 
 #if defined(GPUFMM_HAVE_CUDA)
 
