@@ -17,6 +17,7 @@
 #include "core/cuda_backend.hpp"
 #include "cuda/common/cuda_check.cuh"
 #include "cuda/common/graph_cache.cuh"
+#include "cuda/fmm/driver_data.cuh"
 #include "cuda/fmm/laplace/adaptive.cuh"
 #include "cuda/fmm/laplace/kernels.cuh"
 #include "cuda/fmm/laplace/m2l_gemm.cuh"
@@ -29,55 +30,11 @@ namespace gpufmm {
 namespace fmm {
 namespace cuda {
 
-using gpufmm::cuda::DeviceGuard;
-using gpufmm::cuda::DeviceGuardNoThrow;
-using gpufmm::cuda::check_launch;
-using gpufmm::cuda::clear_last_error;
-using gpufmm::cuda::stream_of;
-
-constexpr int kNumEvents = 10;
-// Densities per pass of the kernels that take several (P2P, P2M, L2P).
-constexpr int kNdGroup = 4;
 constexpr size_t kScratchBudget = size_t(512) << 20;  // per-thread work slots, bytes
 
-// What makes the device work of two evaluates the same graph: the user's
-// device pointers (or the staging buffers of the host API), what is given and
-// wanted, the number of densities, the user's precision, the kernel
-// strategies (laplace_gpu_kernels may change them between evaluates) and the
-// workspace of the densities (grown with nd). Everything else (tables, tree,
-// expansions) belongs to the plan and does not change between evaluates.
-struct GraphKey {
-  const void *q = nullptr, *d = nullptr;
-  void *pot = nullptr, *grad = nullptr, *hess = nullptr;
-  int nd = 1;
-  int dtype = -1;
-  LaplaceGpuKernels k;
-  const void* ws[10] = {};
-  bool operator==(const GraphKey& o) const {
-    return q == o.q && d == o.d && pot == o.pot && grad == o.grad && hess == o.hess && nd == o.nd &&
-           dtype == o.dtype && k == o.k && std::equal(ws, ws + 10, o.ws);
-  }
-};
-
-// Device data of one plan.
-struct GpuData {
-  Context* ctx = nullptr;
-  int device = 0;
-  int sms = 132;
-  int max_threads_sm = 2048;
-  size_t smem_optin = 48 << 10;
-  cudaStream_t s1 = nullptr;
-  cudaEvent_t ev[kNumEvents] = {};  // stage timing
-  // Stage timing of the far field of density groups 1, 2, ... (kNdGroup
-  // densities each; 5 events: start, after P2M, M2M, M2L/L2L, L2P), grown
-  // with nd.
-  std::vector<cudaEvent_t> ev_far;
-  cudaEvent_t fork = nullptr, join = nullptr;  // s0 -> s1 -> s0 (no timing)
-  bool near_after_up = false;  // the fork after the upward pass (k.p2p_after_up, resolved)
-  // CUDA graph of the device work of an evaluate (LaplaceGpuKernels::graph):
-  // replayed while the arguments (GraphKey) stay the same.
-  gpufmm::cuda::GraphCache<GraphKey> graph;
-  LaplaceGpuKernels k;  // the plan's options.gpu (laplace_gpu_kernels may change it)
+// Device data of one plan: the driver's (DriverData) and the Laplace
+// expansion's.
+struct GpuData : DriverData<LaplaceGpuKernels> {
   // Grouped M2L (m2l = GRP): receivers per group (k.m2l_group, else
   // m2l_group_size), entries.
   int grp_size = 0;
@@ -86,36 +43,15 @@ struct GpuData {
   M2LGemm gemm;
   // M2M as dense products (m2m = GEMM; m2m_gemm.cu).
   M2MGemm m2m_gemm;
-  std::vector<void*> blocks;
-  size_t bytes = 0;
   // tables (device memory shared with the device table cache and other plans)
   DevTables<double> tab_d;
   DevTables<float> tab_f;
   std::shared_ptr<const void> tables_mem;
-  // sorted coordinates (txyz == sxyz when same_sets), target -> leaf
-  double* sxyz = nullptr;
-  const double* txyz = nullptr;
-  int32_t* leaf_of = nullptr;
   uint64_t* p2p_units = nullptr;  // k_p2p_bpb work units (build_p2p_units)
   int64_t p2p_nunits = 0;
   // The mutual near field's leaf pairs (uniform plans with sources =
   // targets; k.p2p_mutual).
   nearfield::cuda::MutualPasses mutual;
-  unsigned long long* bad = nullptr;  // [3]: first bad charge, dipole (user index), result (sorted index)
-  // workspace (allocated on first use, in the plan's precision)
-  // Multipoles and locals of up to kNdGroup densities (one after the other).
-  uint8_t* has_local = nullptr;
-  // Blocks grown to the largest nd seen (grow).
-  struct Staging {
-    void* p = nullptr;
-    size_t bytes = 0;
-  };
-  // Densities in Morton order and their near- and far-field results, nd
-  // densities one after the other.
-  Staging q, d, near_pot, near_grad, far_pot, far_grad, near_hess, far_hess, M, L;
-  // Staging of host inputs and of outputs (host API; device arrays with
-  // nd > 1, so that nothing is written before every density succeeded).
-  Staging in_q, in_d, out_pot, out_grad, out_hess;
   void* scratch = nullptr;
   int64_t scratch_threads = 0;
   // Adaptive plans (issue 19): the receiver leaves (rows of U and W) as a
@@ -132,41 +68,9 @@ struct GpuData {
     lists::LevelOffsets soff{}, roff{};  // level offsets of the sources, receivers
   } ad;
 
-  void* alloc(size_t b, const char* what) {
-    void* p = backend_alloc(*ctx, std::max<size_t>(b, 16), what);
-    blocks.push_back(p);
-    bytes += b;
-    return p;
-  }
-  // st.p with at least `b` bytes (the old block freed when it is smaller).
-  void* grow(Staging& st, size_t b, const char* what) {
-    if (st.p != nullptr && st.bytes >= b) return st.p;
-    if (st.p != nullptr) {
-      blocks.erase(std::find(blocks.begin(), blocks.end(), st.p));
-      backend_free(*ctx, st.p);
-      bytes -= st.bytes;
-      st.p = nullptr;
-    }
-    st.p = alloc(b, what);
-    st.bytes = b;
-    return st.p;
-  }
-  ~GpuData() {
+  ~GpuData() {  // the driver's data (streams, events, blocks) after this
     DeviceGuardNoThrow g(device);
-    if (!g.ok()) return;
-    if (s1) {
-      (void)cudaStreamSynchronize(s1);
-      (void)cudaStreamDestroy(s1);
-    }
-    graph.reset();
-    for (auto& e : ev)
-      if (e) (void)cudaEventDestroy(e);
-    for (auto& e : ev_far) (void)cudaEventDestroy(e);
-    if (fork) (void)cudaEventDestroy(fork);
-    if (join) (void)cudaEventDestroy(join);
-    if (gemm.handle) (void)cublasDestroy(gemm.handle);
-    for (void* p : blocks) backend_free(*ctx, p);
-    (void)cudaGetLastError();
+    if (g.ok() && gemm.handle) (void)cublasDestroy(gemm.handle);
   }
 };
 
@@ -203,11 +107,6 @@ inline DevList dev_list(const lists::List& l) {
   return d;
 }
 
-inline unsigned blocks_for(const GpuData& G, int64_t threads, int block) {
-  const int64_t b = (threads + block - 1) / block;
-  const int64_t cap = int64_t(G.sms) * (G.max_threads_sm / block) * 8;
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min(b, cap)));
-}
 
 // The plan data of the M2L strategy G.k.m2l when they are not there yet (at
 // set-up, and at an evaluate after laplace_gpu_kernels changed it): the

@@ -408,14 +408,6 @@ void laplace_plan_setup(LaplacePlan& P) {
           "laplace_plan_setup: the plan's tree is not on a GPU context");
   DeviceGuard guard(P.ctx);
   auto G = std::make_shared<GpuData>();
-  G->ctx = &P.ctx;
-  G->device = P.ctx.device;
-  GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&G->sms, cudaDevAttrMultiProcessorCount, G->device));
-  GPUFMM_CUDA_CHECK(
-      cudaDeviceGetAttribute(&G->max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, G->device));
-  int optin = 0;
-  GPUFMM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, G->device));
-  G->smem_optin = static_cast<size_t>(optin);
   // The near field's stream: the context's priority, or the least, so
   // that the far field's blocks go first where both wait
   // (k.p2p_low_priority). Automatically on adaptive plans and uniform ones
@@ -428,15 +420,8 @@ void laplace_plan_setup(LaplacePlan& P) {
   // 0.7 % faster to 2.7 % slower (docs/laplace_gpu.md "Leaves between two
   // depths").
   constexpr int kLowPriorityDepth = 6;
-  int least = 0, greatest = 0, prio = 0;
-  GPUFMM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  GPUFMM_CUDA_CHECK(cudaStreamGetPriority(static_cast<cudaStream_t>(P.ctx.stream), &prio));
   const int lp = P.options.gpu.p2p_low_priority;
-  if (lp > 0 || (lp < 0 && (P.adaptive || P.l_max >= kLowPriorityDepth))) prio = least;
-  GPUFMM_CUDA_CHECK(cudaStreamCreateWithPriority(&G->s1, cudaStreamNonBlocking, prio));
-  for (auto& e : G->ev) GPUFMM_CUDA_CHECK(cudaEventCreate(&e));
-  GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
-  GPUFMM_CUDA_CHECK(cudaEventCreateWithFlags(&G->join, cudaEventDisableTiming));
+  driver_init(*G, P, lp > 0 || (lp < 0 && (P.adaptive || P.l_max >= kLowPriorityDepth)));
   G->k = P.options.gpu;
   // The near field forked after the upward pass (k.p2p_after_up):
   // automatically on uniform trees of depth <= 3, where the P2M is one short
@@ -465,26 +450,7 @@ void laplace_plan_setup(LaplacePlan& P) {
   const cudaStream_t s0 = stream_of(P.ctx);
   m2l_plan_data(*G, P, s0);
   lap(P.plan_times.setup_groups);
-  G->sxyz = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.nsrc, 1), "laplace sources"));
-  // Sorted coordinates: gathered on the device from the plan's device copy
-  // of the user's (laplace_plan_create), or uploaded from host copies.
-  if (P.nsrc > 0 && P.dev_sources != nullptr)
-    gpufmm::cuda::gather_points(P.ctx, P.dev_sources, P.tree->src.perm, P.nsrc, G->sxyz);
-  else if (P.nsrc > 0)
-    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(G->sxyz, P.src_xyz.data(), sizeof(double) * 3 * P.nsrc,
-                                      cudaMemcpyHostToDevice, s0));
-  if (P.same_sets) {
-    G->txyz = G->sxyz;
-  } else {
-    double* t = static_cast<double*>(G->alloc(sizeof(double) * 3 * std::max<int64_t>(P.ntrg, 1), "laplace targets"));
-    if (P.ntrg > 0 && P.dev_targets != nullptr)
-      gpufmm::cuda::gather_points(P.ctx, P.dev_targets, P.tree->recv_own.perm, P.ntrg, t);
-    else if (P.ntrg > 0)
-      GPUFMM_CUDA_CHECK(cudaMemcpyAsync(t, P.trg_xyz.data(), sizeof(double) * 3 * P.ntrg, cudaMemcpyHostToDevice, s0));
-    G->txyz = t;
-  }
-  G->bad = static_cast<unsigned long long*>(G->alloc(3 * sizeof(unsigned long long), "laplace flags"));
-  G->leaf_of = static_cast<int32_t*>(G->alloc(sizeof(int32_t) * std::max<int64_t>(P.ntrg, 1), "laplace leaf map"));
+  driver_coordinates(*G, P, s0);
   const tree::PointSet& R = P.tree->receivers();
   if (P.adaptive) {
     adaptive_setup(*G, P, s0);
