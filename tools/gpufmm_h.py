@@ -13,6 +13,15 @@ expression of integers and of constants defined before it; floating-point
 values and string literals are kept too. A define whose value is none of
 these stops the generator with a message, so that nothing is dropped
 silently. The comment that starts on the line of a constant becomes its doc.
+A `#define GPUFMM_NAME { ... }` is an initializer, not a constant.
+
+fields(path, struct) returns the members of `struct <struct> { ... }` in
+order, with their Fortran types (the bind(c) mirror of the struct), and
+initializer(path, define, struct) the values of the initializer `define`
+given to those members in order, as Fortran values (a GPUFMM_* constant by
+its name), so that a Fortran derived type takes its default values from the
+table the C library fills its options from (gpufmm_laplace_options_init:
+GPUFMM_LAPLACE_OPTIONS_DEFAULT).
 
     python3 tools/gpufmm_h.py [HEADER]   # prints what it finds
     python3 tools/gpufmm_h.py --self-test
@@ -29,6 +38,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 Constant = collections.namedtuple("Constant", "name ftype value doc")
 # source ("enum gpufmm_status_e" or "#define"); list of Constant
 Group = collections.namedtuple("Group", "source constants")
+# member of a struct: name; C type; Fortran type; doc (list of lines, maybe empty)
+Field = collections.namedtuple("Field", "name ctype ftype doc")
 
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(GPUFMM_\w+)(?![\w(])[ \t]*((?:\\\n|[^\n])*)", re.M)
@@ -39,6 +50,10 @@ INT_EXPR = re.compile(r"^[\s\d()+\-*/%<>|&^~xXa-fA-F]*$")
 FLOAT = re.compile(r"^\(?\s*([+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)[fFlL]?\s*\)?$")
 STRING = re.compile(r'^"((?:[^"\\]|\\.)*)"$')
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
+MEMBER = re.compile(r"^\s*((?:const\s+)?\w+)\s+(\w+(?:\s*,\s*\w+)*)\s*$")
+# C types of struct members -> Fortran (iso_c_binding) types
+FTYPES = {"double": "real(c_double)", "float": "real(c_float)", "int": "integer(c_int)",
+          "int64_t": "integer(c_int64_t)", "int32_t": "integer(c_int32_t)"}
 DOC_WIDTH = 90
 # where the installed headers live in the repository (the include path of gpufmm.h)
 HEADER_DIRS = ["bindings/c", "src/cxx/core"]
@@ -85,14 +100,11 @@ def _value(name, expr, known):
 
 def parse(text):
     """Groups of constants of header text (see the module doc)."""
-    comments = [(m.start(), m.group(0)[2:-2] if m.group(0).startswith("/*") else m.group(0)[2:])
-                for m in COMMENT.finditer(text)]
-    # blank the comments out, keeping every position and line break
-    code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    comments, code = _blank_comments(text)
     # (position, source, name, expression: None for "the enum's previous value + 1")
     found = []
     for m in DEFINE.finditer(code):
-        if m.group(2).strip():
+        if m.group(2).strip() and not m.group(2).lstrip().startswith("{"):  # an initializer: initializer()
             found.append((m.start(1), "#define", m.group(1), m.group(2)))
     for m in ENUM.finditer(code):
         offset = m.start(2)
@@ -145,6 +157,85 @@ def constants(path):
     return parse(expand(path))
 
 
+def _blank_comments(text):
+    """(comments as (start, body), text with the comments blanked out, keeping
+    every position and line break)."""
+    comments = [(m.start(), m.group(0)[2:-2] if m.group(0).startswith("/*") else m.group(0)[2:])
+                for m in COMMENT.finditer(text)]
+    return comments, COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def parse_fields(text, struct):
+    """The members of `struct <struct> { ... }` in header text (see the module doc)."""
+    comments, code = _blank_comments(text)
+    m = re.search(r"\bstruct\s+%s\s*\{([^}]*)\}" % re.escape(struct), code)
+    if not m:
+        raise ValueError("cannot find struct %s" % struct)
+    out, offset = [], m.start(1)
+    for decl in m.group(1).split(";"):
+        if decl.strip():
+            dm = MEMBER.match(decl)
+            if not dm or dm.group(1) not in FTYPES:
+                raise ValueError("struct %s: cannot read the member '%s' (types: %s)"
+                                 % (struct, " ".join(decl.split()), ", ".join(FTYPES)))
+            for name in dm.group(2).split(","):
+                name = name.strip()
+                pos = offset + decl.index(name)
+                out.append(Field(name, dm.group(1), FTYPES[dm.group(1)], _doc(text, comments, pos)))
+        offset += len(decl) + 1
+    return out
+
+
+def parse_initializer(text, define, struct):
+    """[(Field, Fortran value)] of the initializer `define` of struct `struct`
+    in header text (see the module doc)."""
+    members = parse_fields(text, struct)
+    _, code = _blank_comments(text)
+    m = [d for d in DEFINE.finditer(code) if d.group(1) == define]
+    if not m:
+        raise ValueError("cannot find the initializer %s" % define)
+    body = " ".join(m[0].group(2).replace("\\\n", " ").split())
+    if not (body.startswith("{") and body.endswith("}")):
+        raise ValueError("%s: '%s' is not an initializer { ... }" % (define, body))
+    values = [v.strip() for v in body[1:-1].split(",")]
+    if values and values[-1] == "":
+        values.pop()
+    if len(values) != len(members):
+        raise ValueError("%s: %d values for the %d members of struct %s"
+                         % (define, len(values), len(members), struct))
+    known = {c.name for g in parse(text) for c in g.constants}
+    out = []
+    for f, v in zip(members, values):
+        if re.fullmatch(r"GPUFMM_\w+", v):
+            if v not in known:
+                raise ValueError("%s: member %s: %s is not a constant of the header" % (define, f.name, v))
+            out.append((f, v))
+            continue
+        ftype, value = _value("%s.%s" % (define, f.name), v, {})
+        kind = f.ftype[f.ftype.index("(") + 1:-1]  # c_double, c_int, ...
+        if f.ftype.startswith("real") and ftype.startswith("real"):
+            value = value.split("_c_")[0] + "_" + kind
+        elif f.ftype.startswith("real") and ftype.startswith("integer"):
+            value = value.split("_c_")[0] + ".0_" + kind
+        elif f.ftype.startswith("integer") and ftype.startswith("integer") and \
+                (kind == "c_int64_t" or ftype == "integer(c_int)"):
+            value = value.split("_c_")[0] + ("_c_int64_t" if kind == "c_int64_t" else "")
+        else:
+            raise ValueError("%s: member %s (%s): the value '%s' does not fit" % (define, f.name, f.ctype, v))
+        out.append((f, value))
+    return out
+
+
+def fields(path, struct):
+    """The members of struct `struct` of the header at path (relative to the repository root)."""
+    return parse_fields(expand(path), struct)
+
+
+def initializer(path, define, struct):
+    """The values of the initializer `define` of struct `struct` of the header at path."""
+    return parse_initializer(expand(path), define, struct)
+
+
 SELF_TEST = r"""
 #ifndef GPUFMM_H
 #define GPUFMM_H
@@ -161,6 +252,15 @@ typedef enum gpufmm_kernel_e {
   GPUFMM_KERNEL_YUKAWA = 4,
   GPUFMM_KERNEL_REG, GPUFMM_KERNEL_LAST = GPUFMM_KERNEL_REG + GPUFMM_B
 } gpufmm_kernel_t;
+typedef struct gpufmm_opts_s {
+  double eps;         /* error */
+  int kernel, n;
+  int64_t big;
+  double pad;
+} gpufmm_opts_t;
+#define GPUFMM_OPTS_DEFAULT {  /* an initializer, not a constant */ \
+    1e-6,                      /* eps */                            \
+    GPUFMM_KERNEL_YUKAWA, -1, 3, 2}
 #endif
 """
 
@@ -190,6 +290,21 @@ def self_test():
     if got != ["GPUFMM_X", "GPUFMM_Y", "GPUFMM_Z"]:
         print("gpufmm_h self-test: included headers gave %s" % got)
         bad.append(None)
+    got = [(f.name, f.ftype, v, f.doc) for f, v in parse_initializer(SELF_TEST, "GPUFMM_OPTS_DEFAULT",
+                                                                       "gpufmm_opts_s")]
+    want = [("eps", "real(c_double)", "1e-6_c_double", ["error"]),
+            ("kernel", "integer(c_int)", "GPUFMM_KERNEL_YUKAWA", []), ("n", "integer(c_int)", "-1", []),
+            ("big", "integer(c_int64_t)", "3_c_int64_t", []), ("pad", "real(c_double)", "2.0_c_double", [])]
+    if got != want:
+        print("gpufmm_h self-test: the initializer gave %s, want %s" % (got, want))
+        bad.append(None)
+    for struct, define in [("gpufmm_opts_s", "GPUFMM_A"), ("gpufmm_none_s", "GPUFMM_OPTS_DEFAULT")]:
+        try:
+            parse_initializer(SELF_TEST, define, struct)
+            print("gpufmm_h self-test: initializer %s of %s was not refused" % (define, struct))
+            bad.append(None)
+        except ValueError:
+            pass
     try:
         parse("#define GPUFMM_X foo(3)\n")
         print("gpufmm_h self-test: an unreadable value was not reported")

@@ -522,6 +522,33 @@ typedef struct gpufmm_laplace_options_s {
                           plan_info.cube_padding reports the one used         */
 } gpufmm_laplace_options_t;
 
+/* The defaults above as an initializer, member by member (what
+ * gpufmm_laplace_options_init sets, and the default values of the Fortran
+ * type gpufmm_laplace_options, generated from it):
+ *     gpufmm_laplace_options_t opt = GPUFMM_LAPLACE_OPTIONS_DEFAULT;       */
+#define GPUFMM_LAPLACE_OPTIONS_DEFAULT {                                      \
+    1e-6,                         /* eps                                   */ \
+    GPUFMM_FLOAT64,               /* precision                             */ \
+    0,                            /* p: from eps                           */ \
+    -1,                           /* l_max: cost model                     */ \
+    -1,                           /* s_max: cost model                     */ \
+    GPUFMM_STENCIL_MODIFIED,      /* stencil                               */ \
+    1,                            /* variable_truncation                   */ \
+    1,                            /* table_cache                           */ \
+    GPUFMM_STRATEGY_BPB,          /* gpu_p2m                               */ \
+    GPUFMM_STRATEGY_AUTO,         /* gpu_m2m                               */ \
+    GPUFMM_STRATEGY_AUTO,         /* gpu_m2l                               */ \
+    GPUFMM_STRATEGY_BPB,          /* gpu_l2l                               */ \
+    GPUFMM_STRATEGY_TPT,          /* gpu_l2p                               */ \
+    GPUFMM_STRATEGY_BPB,          /* gpu_p2p                               */ \
+    1,                            /* gpu_overlap                           */ \
+    1,                            /* gpu_graph                             */ \
+    GPUFMM_LAPLACE_TREE_AUTO,     /* tree                                  */ \
+    1,                            /* calibrate                             */ \
+    GPUFMM_LAPLACE_DENSITIES_ANY, /* densities                             */ \
+    0.0                           /* cube_padding: cost model              */ \
+  }
+
 #define GPUFMM_LAPLACE_MAX_P 50  /* = kMaxP of the math (src/cxx/fmm/laplace/basis.hpp) */
 
 typedef struct gpufmm_laplace_info_s {

@@ -24,29 +24,32 @@ static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name k
 namespace gpufmm {
 namespace capi {
 
+namespace {
+
+// gpufmm.h's table of the defaults (GPUFMM_LAPLACE_OPTIONS_DEFAULT, which the
+// Fortran type gpufmm_laplace_options takes its default values from) and
+// whether it says what the core's options default to.
+constexpr gpufmm_laplace_options_t kLaplaceDefaults = GPUFMM_LAPLACE_OPTIONS_DEFAULT;
+
+constexpr int flag(bool b) { return b ? 1 : 0; }
+
+constexpr bool same_defaults(const gpufmm_laplace_options_t& c, const fmm::LaplaceOptions& d) {
+  return c.eps == d.eps && c.precision == d.precision && c.p == d.p && c.l_max == d.l_max && c.s_max == d.s_max &&
+         c.stencil == d.stencil && c.variable_truncation == flag(d.variable_truncation) &&
+         c.table_cache == flag(d.table_cache) && c.gpu_p2m == d.gpu.p2m && c.gpu_m2m == d.gpu.m2m &&
+         c.gpu_m2l == d.gpu.m2l && c.gpu_l2l == d.gpu.l2l && c.gpu_l2p == d.gpu.l2p && c.gpu_p2p == d.gpu.p2p &&
+         c.gpu_overlap == flag(d.gpu.overlap) && c.gpu_graph == flag(d.gpu.graph) && c.tree == d.tree &&
+         c.calibrate == flag(d.calibrate) && c.densities == d.densities && c.cube_padding == d.cube_padding;
+}
+
+static_assert(same_defaults(kLaplaceDefaults, fmm::LaplaceOptions{}),
+              "GPUFMM_LAPLACE_OPTIONS_DEFAULT (gpufmm.h) differs from fmm::LaplaceOptions' defaults");
+
+}  // namespace
+
 void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
   std::memset(opt, 0, sizeof *opt);
-  const fmm::LaplaceOptions d;
-  opt->eps = d.eps;
-  opt->precision = d.precision;
-  opt->p = d.p;
-  opt->l_max = d.l_max;
-  opt->s_max = d.s_max;
-  opt->stencil = d.stencil;
-  opt->variable_truncation = d.variable_truncation ? 1 : 0;
-  opt->table_cache = d.table_cache ? 1 : 0;
-  opt->gpu_p2m = d.gpu.p2m;
-  opt->gpu_m2m = d.gpu.m2m;
-  opt->gpu_m2l = d.gpu.m2l;
-  opt->gpu_l2l = d.gpu.l2l;
-  opt->gpu_l2p = d.gpu.l2p;
-  opt->gpu_p2p = d.gpu.p2p;
-  opt->gpu_overlap = d.gpu.overlap ? 1 : 0;
-  opt->gpu_graph = d.gpu.graph ? 1 : 0;
-  opt->tree = d.tree;
-  opt->calibrate = d.calibrate ? 1 : 0;
-  opt->densities = d.densities;
-  opt->cube_padding = d.cube_padding;
+  *opt = kLaplaceDefaults;
 }
 
 fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {

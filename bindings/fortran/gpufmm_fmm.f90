@@ -1,3 +1,11 @@
+! ============================================================================
+! GENERATED FILE - DO NOT EDIT BY HAND.
+! Made from bindings/fortran/gpufmm_fmm.fypp by tools/gen-fortran; edit the template, run
+!     tools/gen-fortran
+! from the repository root and commit both (building does not need fypp:
+! this file is checked in; the CTest fortran_generated_up_to_date fails when
+! it is stale).
+! ============================================================================
 !> gpufmm_fmm - the Laplace fast multipole method and direct sum for Fortran
 !> (see docs/fortran.md, section "Laplace FMM").
 !>
@@ -52,29 +60,29 @@ module gpufmm_fmm
   end type gpufmm_laplace_plan
 
   !> Options of gpufmm_laplace_plan_create: the C struct
-  !> gpufmm_laplace_options_t itself. The default values below are the
-  !> library's defaults; gpufmm_laplace_options_init sets them from the
-  !> library.
+  !> gpufmm_laplace_options_t itself (its members in order, from gpufmm.h).
+  !> The default values below are the library's defaults, from gpufmm.h's
+  !> GPUFMM_LAPLACE_OPTIONS_DEFAULT (what gpufmm_laplace_options_init sets).
   type, bind(c), public :: gpufmm_laplace_options
-     real(c_double) :: eps = 1.0e-6_c_double   !< requested relative L2 error, 0 < eps < 1 (>= 1e-5 with GPUFMM_FLOAT32)
+     real(c_double) :: eps = 1e-6_c_double         !< requested relative L2 error, 0 < eps < 1 (>= 1e-5 with GPUFMM_FLOAT32)
      integer(c_int) :: precision = GPUFMM_FLOAT64  !< arithmetic: GPUFMM_FLOAT64 or GPUFMM_FLOAT32
-     integer(c_int) :: p = 0                   !< 0: from eps; else force 1..GPUFMM_LAPLACE_MAX_P
-     integer(c_int) :: l_max = -1              !< -1: cost model; else the octree depth
-     integer(c_int) :: s_max = -1              !< -1: cost model; else points per finest box
+     integer(c_int) :: p = 0                       !< 0: from eps; else force 1..GPUFMM_LAPLACE_MAX_P
+     integer(c_int) :: l_max = -1                  !< -1: cost model; else the octree depth
+     integer(c_int) :: s_max = -1                  !< -1: cost model; else points per finest box
      integer(c_int) :: stencil = GPUFMM_STENCIL_MODIFIED  !< GPUFMM_STENCIL_MODIFIED or _STANDARD
-     integer(c_int) :: variable_truncation = 1 !< 1: p' of eq. 24 per translation; 0: p everywhere
-     integer(c_int) :: table_cache = 1         !< 1: tables from the process / device caches; 0: own
-     ! GPU context only: kernel strategy per stage (GPUFMM_KERNEL_*)
+     integer(c_int) :: variable_truncation = 1     !< 1: p' of eq. 24 per translation; 0: p everywhere
+     integer(c_int) :: table_cache = 1             !< 1: tables from the process / device caches; 0: own
+     ! GPU context only: kernel strategy per stage (GPUFMM_STRATEGY_*)
      integer(c_int) :: gpu_p2m = GPUFMM_STRATEGY_BPB  !< BPB, WPB or TPB
      integer(c_int) :: gpu_m2m = GPUFMM_STRATEGY_AUTO  !< AUTO, BPB, GEMM, GPB or TPB
      integer(c_int) :: gpu_m2l = GPUFMM_STRATEGY_AUTO  !< AUTO, GEMM, GRP, BPB, WPB or TPB
      integer(c_int) :: gpu_l2l = GPUFMM_STRATEGY_BPB  !< BPB or TPB
      integer(c_int) :: gpu_l2p = GPUFMM_STRATEGY_TPT  !< TPT, BPB or TPB
      integer(c_int) :: gpu_p2p = GPUFMM_STRATEGY_BPB  !< BPB or TPT
-     integer(c_int) :: gpu_overlap = 1         !< 1: near field on a second stream; 0: after the far field
-     integer(c_int) :: gpu_graph = 1           !< 1: evaluates replayed as one CUDA graph; 0: kernel by kernel
+     integer(c_int) :: gpu_overlap = 1             !< 1: near field on a second stream; 0: after the far field
+     integer(c_int) :: gpu_graph = 1               !< 1: evaluates replayed as one CUDA graph; 0: kernel by kernel
      integer(c_int) :: tree = GPUFMM_LAPLACE_TREE_AUTO  !< GPUFMM_LAPLACE_TREE_AUTO, _UNIFORM or _ADAPTIVE
-     integer(c_int) :: calibrate = 1           !< with p = 0: 1: p from test evaluates of the plan; 0: from the error model
+     integer(c_int) :: calibrate = 1               !< with p = 0: 1: p from test evaluates of the plan; 0: from the error model
      integer(c_int) :: densities = GPUFMM_LAPLACE_DENSITIES_ANY  !< _ANY, _CHARGES or _DIPOLES: what evaluates pass
      real(c_double) :: cube_padding = 0.0_c_double  !< uniform tree's cube / the points' cube: 0: cost model; or in [1, 2)
   end type gpufmm_laplace_options
@@ -96,13 +104,29 @@ module gpufmm_fmm
      real(real64) :: cube_padding = 1      !< the tree's cube against the points' bounding cube (1: adaptive)
   end type gpufmm_laplace_info
 
-  ! The C struct gpufmm_laplace_info_t.
+  ! The C struct gpufmm_laplace_info_t (its members in order, from gpufmm.h).
   type, bind(c) :: c_laplace_info
-     integer(c_int) :: p, l_max, precision, backend
-     integer(c_int64_t) :: nsrc, ntrg, source_boxes, target_boxes, m2l_translations, p2p_pairs
-     real(c_double) :: plan_seconds, t_p2m, t_upward, t_downward, t_l2p, t_p2p, t_total
-     integer(c_int) :: adaptive, calibration_evaluates
-     real(c_double) :: measured_eps, cube_padding
+     integer(c_int) :: p
+     integer(c_int) :: l_max
+     integer(c_int) :: precision
+     integer(c_int) :: backend
+     integer(c_int64_t) :: nsrc
+     integer(c_int64_t) :: ntrg
+     integer(c_int64_t) :: source_boxes
+     integer(c_int64_t) :: target_boxes
+     integer(c_int64_t) :: m2l_translations
+     integer(c_int64_t) :: p2p_pairs
+     real(c_double) :: plan_seconds
+     real(c_double) :: t_p2m
+     real(c_double) :: t_upward
+     real(c_double) :: t_downward
+     real(c_double) :: t_l2p
+     real(c_double) :: t_p2p
+     real(c_double) :: t_total
+     integer(c_int) :: adaptive
+     integer(c_int) :: calibration_evaluates
+     real(c_double) :: measured_eps
+     real(c_double) :: cube_padding
   end type c_laplace_info
 
   public :: gpufmm_laplace_options_init, gpufmm_laplace_plan_create, gpufmm_laplace_plan_destroy

@@ -1,6 +1,7 @@
 /* Compiled with -std=c99 -pedantic -Werror: gpufmm.h is strict C99, and the
  * basic C workflow (context, array, transfer, BLAS, reductions, errors)
- * works from C. */
+ * works from C; its initializer GPUFMM_LAPLACE_OPTIONS_DEFAULT is C99 and
+ * gives what gpufmm_laplace_options_init sets. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,7 @@ int main(void) {
   double hx[5] = {1, 2, 3, 4, 5}, hy[5] = {5, 4, 3, 2, 1}, alpha = 2.0, d = 0, s = 0, mn = 0;
   double out[5];
   int i;
+  gpufmm_laplace_options_t lo_table = GPUFMM_LAPLACE_OPTIONS_DEFAULT, lo_init;
 
   CHECK(gpufmm_context_create(GPUFMM_DEVICE_CPU, &ctx) == GPUFMM_SUCCESS);
   CHECK(gpufmm_array_create(ctx, GPUFMM_FLOAT64, 1, dims, &x) == GPUFMM_SUCCESS);
@@ -43,6 +45,13 @@ int main(void) {
   CHECK(gpufmm_array_download(x, out, 5) == GPUFMM_ERROR_INVALID_HANDLE);
   CHECK(gpufmm_array_destroy(y) == GPUFMM_SUCCESS);
   CHECK(gpufmm_context_destroy(ctx) == GPUFMM_SUCCESS);
+
+  CHECK(gpufmm_laplace_options_init(&lo_init) == GPUFMM_SUCCESS);
+  CHECK(lo_init.eps == lo_table.eps && lo_init.precision == lo_table.precision && lo_init.p == lo_table.p &&
+        lo_init.l_max == lo_table.l_max && lo_init.s_max == lo_table.s_max && lo_init.stencil == lo_table.stencil);
+  CHECK(lo_init.gpu_p2m == lo_table.gpu_p2m && lo_init.gpu_p2p == lo_table.gpu_p2p &&
+        lo_init.tree == lo_table.tree && lo_init.calibrate == lo_table.calibrate &&
+        lo_init.densities == lo_table.densities && lo_init.cube_padding == lo_table.cube_padding);
   printf("C API check passed\n");
   return 0;
 }

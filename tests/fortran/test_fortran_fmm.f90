@@ -105,6 +105,12 @@ program test_fortran_fmm
        opts%tree == defaults%tree .and. opts%calibrate == defaults%calibrate .and. &
        opts%densities == defaults%densities, &
        'the default-initialised gpufmm_laplace_options equals gpufmm_laplace_options_init')
+  call check(opts%table_cache == defaults%table_cache .and. opts%gpu_p2m == defaults%gpu_p2m .and. &
+       opts%gpu_m2m == defaults%gpu_m2m .and. opts%gpu_m2l == defaults%gpu_m2l .and. &
+       opts%gpu_l2l == defaults%gpu_l2l .and. opts%gpu_l2p == defaults%gpu_l2p .and. &
+       opts%gpu_p2p == defaults%gpu_p2p .and. opts%gpu_overlap == defaults%gpu_overlap .and. &
+       opts%gpu_graph == defaults%gpu_graph .and. opts%cube_padding == defaults%cube_padding, &
+       'and so do its table_cache, gpu_* and cube_padding')
   opts%eps = eps
 
   ! ------------------------------------------------------------------ plan: separate targets
