@@ -19,7 +19,9 @@
 
 using namespace gpufmm;
 
-static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "gpufmm.h and gpufmm_fmm.f90 name kMaxP");
+// The largest p of the math, as gpufmm.h names it (Fortran's constant of
+// that name, in gpufmm_core, is generated from the header).
+static_assert(GPUFMM_LAPLACE_MAX_P == kMaxP, "GPUFMM_LAPLACE_MAX_P (gpufmm.h) is not kMaxP of the math (basis.hpp)");
 
 namespace gpufmm {
 namespace capi {
