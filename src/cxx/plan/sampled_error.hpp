@@ -1,7 +1,7 @@
-// What the plans that measure their own error share (the Laplace FMM's
-// calibration, fmm/laplace/calibrate.cpp; the treecode's,
-// treecode/calibrate.cpp): reproducible reference values, sampled targets,
-// and the relative L2 error over all targets estimated from the samples.
+// What the plans that measure their own error share (the calibration,
+// plan/calibrate.hpp, of the Laplace FMM and the treecode):
+// reproducible reference values, sampled targets, and the relative L2
+// error over all targets estimated from the samples.
 #pragma once
 
 #include <cstdint>

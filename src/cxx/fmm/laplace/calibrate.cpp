@@ -27,19 +27,21 @@
 // misses by truncation (refused by the caller); at the floor it takes the
 // smallest p that reaches it.
 // docs/laplace_fmm.md section 3 has the measurements behind the sampling,
-// the magnitudes and the margin.
+// the magnitudes and the margin. The reference, the test evaluates and the
+// search over p are plan/calibrate.hpp's; here are the samples, the sets,
+// the phases' bookkeeping by p and float's floor.
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "fmm/laplace/error.hpp"
 #include "fmm/laplace/plan.hpp"
-#include "kernels/kernel.hpp"
-#include "nearfield/direct.hpp"
+#include "plan/calibrate.hpp"
 #include "plan/sampled_error.hpp"
 
 namespace gpufmm {
@@ -47,12 +49,11 @@ namespace fmm {
 
 namespace {
 
-using plan::estimated_rel_l2;
 using plan::Samples;
 using plan::splitmix64;
 
 // Targets compared with the direct sum (all of them below this count).
-constexpr int64_t kSamples = 2048;
+constexpr int64_t kSamples = plan::kCalibrationSamples;
 // The search starts this many terms below the worst-case model's p.
 constexpr int kStartBelow = 4;
 // At most this many test evaluates (per reference density).
@@ -99,16 +100,6 @@ class Stopwatch {
   double& field_;
   std::chrono::steady_clock::time_point t0_;
   bool done_ = false;
-};
-
-// One reference density: charges (per = 1) or dipoles (per = 3).
-struct Reference {
-  int per = 1;
-  bool positive = false;                   // charges in (0, 1)
-  bool uniform = false;                    // values uniform in (-1, 1); else (and not positive) +-1
-  std::vector<double> values;              // per x nsrc, user order
-  std::vector<double> pot, grad;           // direct sum at the sampled targets
-  std::vector<double> top_pot, top_grad;   // the evaluate at the largest p, there
 };
 
 // How close target x is to a corner of its box on some level 2..l_max:
@@ -173,221 +164,203 @@ Samples choose_samples(const LaplacePlan& P, const double* txyz) {
   return S;
 }
 
+// The reference sets options.densities asks for, in the order they are
+// drawn: signed charges, positive charges, then (few targets) more signed
+// charges uniform in (-1, 1); dipoles, then (few targets) more of them
+// uniform in (-1, 1). Signed sets have their sum at its typical magnitude.
+std::vector<plan::DensitySpec> reference_specs(const LaplacePlan& P) {
+  const int sets = P.ntrg <= kFewTargets ? kFewTargetSets : 1;  // of signed charges and of dipoles
+  std::vector<plan::DensitySpec> specs;
+  if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_DIPOLES) {
+    specs.push_back({1, false, false, true});
+    specs.push_back({1, true, false, true});
+    for (int k = 1; k < sets; ++k) specs.push_back({1, false, true, true});
+  }
+  if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_CHARGES)
+    for (int k = 0; k < sets; ++k) specs.push_back({3, false, k > 0, true});
+  return specs;
+}
+
+// A reference set that overflows (sources within ~1e-154 of a target in
+// double, ~1e-19 in float: the user's densities may be small enough there)
+// or an error that is not finite leaves the model's p in place.
+struct Unmeasurable {};
+
+double checked(double e) {
+  if (!std::isfinite(e)) throw Unmeasurable{};
+  return e;
+}
+
+// The test evaluates of the plan on the reference sets: the samples, the
+// reference densities and their direct sums at the samples.
+plan::TestEvaluates laplace_tests(LaplacePlan& P, const double* sources, const double* targets) {
+  PlanTimes& times = P.plan_times;
+  Stopwatch reference(times.cal_reference);
+  const double* txyz = targets != nullptr ? targets : sources;
+  plan::Reference ref =
+      plan::make_reference(choose_samples(P, txyz), txyz, P.nsrc, reference_specs(P), true,
+                           plan::direct_reference(P.ctx, kernels::KernelDesc{}, P.nsrc, sources),
+                           "the calibration's reference densities");
+  reference.stop();
+  return plan::TestEvaluates(std::move(ref), P.ntrg, [&P, &times](const double* values, int per, double* pot,
+                                                                    double* grad) {
+    LaplaceEvalArgs a;
+    (per == 1 ? a.charges : a.dipoles) = values;
+    a.pot = pot;
+    a.grad = grad;
+    try {
+      Stopwatch w(times.cal_evaluate);
+      laplace_evaluate(P, a);
+    } catch (const Error& err) {
+      if (err.status() != GPUFMM_ERROR_ACCURACY) throw;
+      throw Unmeasurable{};
+    }
+  });
+}
+
+// The errors measured by p: of the first reference set, the largest of all
+// sets; in float, the distance from the evaluates at the largest p.
+class Measurements {
+ public:
+  Measurements(LaplacePlan& P, plan::TestEvaluates& tests, const std::function<void(int)>& set_p, int pmax)
+      : P_(P), tests_(tests), set_p_(set_p), pmax_(pmax), top_(tests.sets()), first_(size_t(pmax + 1), -1.0),
+        all_(size_t(pmax + 1), -1.0), from_top_(size_t(pmax + 1), 0.0), top_sets_(size_t(pmax + 1), 0),
+        complete_(size_t(pmax + 1), 0) {}
+
+  // The plan ready at q.
+  void use(int q) {
+    if (q == P_.p) return;
+    Stopwatch w(P_.plan_times.cal_setup);
+    set_p_(q);
+  }
+
+  // The error at q of the first set, or (every) the largest of all sets;
+  // sets measured at q before are not evaluated again unless `again`.
+  double measure(int q, bool every, bool again = false) {
+    const size_t n = tests_.sets();
+    const size_t from = again ? 0 : complete_[size_t(q)] ? n : first_[size_t(q)] < 0 ? 0 : 1;
+    for (size_t k = from; k < (every ? n : 1); ++k) {
+      use(q);
+      tests_.evaluate(k);
+      Stopwatch w(P_.plan_times.cal_estimate);
+      const double e = checked(tests_.error(k));
+      if (P_.single() && q == pmax_) {  // float's floor: the evaluate at the largest p, kept
+        top_[k] = tests_.outputs_at_samples();
+      } else if (!top_[k].pot.empty()) {
+        from_top_[size_t(q)] = plan::max_error(from_top_[size_t(q)], tests_.error_against(top_[k]));
+        ++top_sets_[size_t(q)];
+      }
+      w.stop();
+      if (k == 0) first_[size_t(q)] = e;
+      all_[size_t(q)] = std::max(all_[size_t(q)], e);
+    }
+    if (every) complete_[size_t(q)] = 1;
+    return every ? all_[size_t(q)] : first_[size_t(q)];
+  }
+
+  double all(int q) const { return all_[size_t(q)]; }
+
+  // Float's floor: every set's potential and gradient at q within goal of
+  // their evaluate at the largest p (the sets measured before it, again).
+  bool hidden(int q, double goal) {
+    if (top_sets_[size_t(q)] < tests_.sets()) {
+      from_top_[size_t(q)] = 0;
+      top_sets_[size_t(q)] = 0;
+      measure(q, true, true);
+    }
+    return from_top_[size_t(q)] <= goal;
+  }
+
+ private:
+  LaplacePlan& P_;
+  plan::TestEvaluates& tests_;
+  const std::function<void(int)>& set_p_;
+  int pmax_;
+  std::vector<plan::SampledField> top_;  // by set: the evaluate at the largest p, at the samples
+  // By p: the first set's error; the largest over the sets; the largest
+  // over the sets evaluated after the largest p (their count in top_sets_)
+  // of the potential's or the gradient's distance from the evaluate there;
+  // whether all_ covers every set.
+  std::vector<double> first_, all_, from_top_;
+  std::vector<size_t> top_sets_;
+  std::vector<uint8_t> complete_;
+};
+
+// Float above the goal at its largest p: truncation that more terms
+// would close, which float has not (targets far from every source: the
+// error falls 1.4x per term; above eps the plan is refused), or float's
+// rounding floor (flat: 100000 uniform points, the gradient 1.28e-5,
+// 1.21e-5, 1.20e-5 at p = 12, 14, 16 by the estimate's norm, where its
+// plain error is 6e-7), which the plan reports and keeps, at the
+// smallest p whose truncation the floor hides: every set's potential
+// and gradient within the goal of their evaluate at the largest p. The
+// near field, where the floor comes from, has the same bits at every p,
+// so that distance is the far field's truncation alone. (Judged by the
+// errors, the floor hid the truncation: the gradient's floor let the
+// potential of 1e7 ellipsoid points reach 1.7e-5 at p = 10, and the
+// floor itself moves with p, so that comparing errors in quadrature let
+// 1e7 refined-patch points reach 1.3e-5.) Returns the p kept.
+int float_floor(LaplacePlan& P, Measurements& M, int ok, int pmax, double goal) {
+  if (!(P.single() && ok == pmax && M.all(ok) > goal && pmax - 2 >= 2)) return ok;
+  const double e_max = M.all(ok);
+  const bool falls = M.measure(pmax - 2, true) >= kTruncationFall * e_max;
+  P.float_truncation_miss = falls && e_max > P.options.eps;
+  // The truncation falls with p, so the hidden p are those from the
+  // smallest one up: found by bisection over the last kMaxSteps terms
+  // (3 probes, against up to 6 one term at a time; each probe sets the
+  // plan up at its p and evaluates every set).
+  for (int lo = std::max(2, pmax - kMaxSteps); !falls && lo < ok;) {
+    const int mid = (lo + ok) / 2;
+    if (M.hidden(mid, goal))
+      ok = mid;
+    else
+      lo = mid + 1;
+  }
+  return ok;
+}
+
+// The search for p (phases as plan::search_integer says), from kStartBelow
+// terms under the model's p (from it, only up), stepping first by
+// the model's error ratio of one more term (the gradient's, the slower);
+// nothing within goal: the most terms tried or allowed.
+int search_p(Measurements& M, size_t sets, int p_model, int pmax, double goal, bool only_up) {
+  plan::IntegerSearch s;
+  s.lo = only_up ? p_model : 2;
+  s.hi = pmax;
+  s.start = only_up ? p_model : std::max(2, std::min(pmax, p_model - kStartBelow));
+  s.goal = goal;
+  s.ratio = std::pow(10.0, laplace_log10_error_model(s.start, true) - laplace_log10_error_model(s.start + 1, true));
+  s.min_ratio = kMinRatio;
+  s.max_ratio = kMaxRatio;
+  s.max_steps = kMaxSteps;
+  s.one_set = sets == 1;
+  s.measure = [&M](int q, bool every) { return M.measure(q, every); };
+  const plan::IntegerResult r = plan::search_integer(s);
+  if (r.ok >= 0) return r.ok;
+  const int ok = std::min(pmax, std::max(r.bad, p_model));
+  M.measure(ok, true);
+  return ok;
+}
+
 }  // namespace
 
 void laplace_calibrate(LaplacePlan& P, const double* sources, const double* targets,
                        const std::function<void(int)>& set_p, bool only_up) {
-  PlanTimes& times = P.plan_times;
-  Stopwatch reference(times.cal_reference);
   const int pmax = P.single() ? kLaplaceMaxPFloat : kMaxP;
-  const int64_t nt = P.ntrg, ns = P.nsrc;
-  const double* txyz = targets != nullptr ? targets : sources;
-
-  const Samples at = choose_samples(P, txyz);
-  const int64_t m = int64_t(at.at.size());
-  std::vector<double> sxyz(size_t(3 * m));
-  for (int64_t i = 0; i < m; ++i)
-    for (int c = 0; c < 3; ++c) sxyz[size_t(3 * i + c)] = txyz[3 * at.at[size_t(i)] + c];
-
-  const int sets = nt <= kFewTargets ? kFewTargetSets : 1;  // of signed charges and of dipoles
-  std::vector<Reference> refs;
-  if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_DIPOLES) {
-    refs.push_back(Reference{1, false, false, {}, {}, {}, {}, {}});
-    refs.push_back(Reference{1, true, false, {}, {}, {}, {}, {}});
-    for (int k = 1; k < sets; ++k) refs.push_back(Reference{1, false, true, {}, {}, {}, {}, {}});
-  }
-  if (P.options.densities != GPUFMM_LAPLACE_DENSITIES_CHARGES)
-    for (int k = 0; k < sets; ++k) refs.push_back(Reference{3, false, k > 0, {}, {}, {}, {}, {}});
-  uint64_t seed = 0xC0FFEEull;
-  for (Reference& r : refs) {
-    allocating("the calibration's reference densities", 8.0 * (double(r.per) * double(ns) + 4.0 * double(m)), [&] {
-      r.values.resize(size_t(r.per * ns));
-      r.pot.resize(size_t(m));
-      r.grad.resize(size_t(3 * m));
-    });
-    for (double& v : r.values) v = r.uniform ? plan::reference_uniform(seed) : plan::reference_value(seed, r.positive);
-    if (!r.positive) plan::typical_leading_moment(r.values, r.per);
-    nearfield::DirectArgs d;
-    d.nsrc = ns;
-    d.sources = sources;
-    (r.per == 1 ? d.charges : d.dipoles) = r.values.data();
-    d.ntrg = m;
-    d.targets = sxyz.data();
-    d.pot = r.pot.data();
-    d.grad = r.grad.data();
-    nearfield::direct(P.ctx, kernels::KernelDesc{}, GPUFMM_FLOAT64, d);
-  }
-
-  reference.stop();
-
-  std::vector<double> pot, grad;
-  allocating("the calibration's outputs", 32.0 * double(nt), [&] {
-    pot.resize(size_t(nt));
-    grad.resize(size_t(3 * nt));
-  });
-  std::vector<double> v2;  // scratch of estimated_rel_l2
-  int evaluates = 0;
-  // Errors by p: of the first reference set, and the largest of all sets.
-  std::vector<double> first(size_t(pmax + 1), -1.0), all(size_t(pmax + 1), -1.0);
-  // By p, the largest over the sets evaluated after the largest p (their
-  // count in top_sets) of the potential's or the gradient's distance from
-  // the evaluate there.
-  std::vector<double> from_top(size_t(pmax + 1), 0.0);
-  std::vector<size_t> top_sets(size_t(pmax + 1), 0);
-  std::vector<uint8_t> complete(size_t(pmax + 1), 0);  // all[q] covers every set
-  auto use = [&](int q) {
-    if (q == P.p) return;
-    Stopwatch w(times.cal_setup);
-    set_p(q);
-  };
-  // A reference set that overflows (sources within ~1e-154 of a target in
-  // double, ~1e-19 in float: the user's densities may be small enough there)
-  // or an error that is not finite leaves the model's p in place.
-  struct Unmeasurable {};
-  auto checked = [](double e) {
-    if (!std::isfinite(e)) throw Unmeasurable{};
-    return e;
-  };
-  auto measure = [&](int q, bool every, bool again = false) {
-    const size_t from = again ? 0 : complete[size_t(q)] ? refs.size() : first[size_t(q)] < 0 ? 0 : 1;
-    for (size_t k = from; k < (every ? refs.size() : 1); ++k) {
-      use(q);
-      Reference& r = refs[k];
-      LaplaceEvalArgs a;
-      (r.per == 1 ? a.charges : a.dipoles) = r.values.data();
-      a.pot = pot.data();
-      a.grad = grad.data();
-      try {
-        Stopwatch w(times.cal_evaluate);
-        laplace_evaluate(P, a);
-      } catch (const Error& err) {
-        if (err.status() != GPUFMM_ERROR_ACCURACY) throw;
-        throw Unmeasurable{};
-      }
-      ++evaluates;
-      Stopwatch w(times.cal_estimate);
-      const double e = checked(std::max(estimated_rel_l2(pot, r.pot, at, 1, v2),
-                                        estimated_rel_l2(grad, r.grad, at, 3, v2)));
-      if (P.single() && q == pmax) {  // float's floor: the evaluate at the largest p, kept
-        r.top_pot.resize(size_t(m));
-        r.top_grad.resize(size_t(3 * m));
-        for (int64_t i = 0; i < m; ++i) {
-          const int64_t t = at.at[size_t(i)];
-          r.top_pot[size_t(i)] = pot[size_t(t)];
-          for (int c = 0; c < 3; ++c) r.top_grad[size_t(3 * i + c)] = grad[size_t(3 * t + c)];
-        }
-      } else if (!r.top_pot.empty()) {
-        from_top[size_t(q)] = std::max({from_top[size_t(q)], estimated_rel_l2(pot, r.top_pot, at, 1, v2),
-                                        estimated_rel_l2(grad, r.top_grad, at, 3, v2)});
-        ++top_sets[size_t(q)];
-      }
-      w.stop();
-      if (k == 0) first[size_t(q)] = e;
-      all[size_t(q)] = std::max(all[size_t(q)], e);
-    }
-    if (every) complete[size_t(q)] = 1;
-    return every ? all[size_t(q)] : first[size_t(q)];
-  };
+  plan::TestEvaluates tests = laplace_tests(P, sources, targets);
+  Measurements M(P, tests, set_p, pmax);
   const double goal = P.options.eps / kLaplaceCalibrationMargin;
   const int p_model = P.p;
   double e_ok = 0;
   try {
-    // Smallest p within goal (every set); largest measured above it, or
-    // below the smallest allowed.
-    int ok = -1, bad = only_up ? P.p - 1 : 1;
-    // Error ratio of one more term: first the model's (the gradient's, the
-    // slower), then the one measured between the last two evaluates.
-    int q = only_up ? P.p : std::max(2, std::min(pmax, P.p - kStartBelow));
-    double r = std::pow(10.0, laplace_log10_error_model(q, true) - laplace_log10_error_model(q + 1, true));
-    // Two phases: the search on the first reference set (signed charges, or
-    // dipoles), then the other sets at the p found; if one misses the goal
-    // there, the search goes on above it with every set.
-    for (int phase = 0; phase < 2 && ok < 0; ++phase) {
-      const bool every = phase == 1 || refs.size() == 1;
-      int q_prev = -1, candidate = -1;
-      double e_prev = 0;
-      for (int step = 0; step < kMaxSteps; ++step) {
-        const double e = measure(q, every);
-        if (q_prev > 0 && e > 0 && e_prev > 0)
-          r = std::min(kMaxRatio, std::max(kMinRatio, std::pow(e_prev / e, 1.0 / double(q - q_prev))));
-        q_prev = q;
-        e_prev = e;
-        if (e <= goal) {
-          if (candidate < 0 || q < candidate) candidate = q;
-        } else {
-          bad = std::max(bad, q);
-        }
-        const int hi = candidate < 0 ? pmax : candidate - 1;  // candidates: bad + 1 .. hi
-        if (bad + 1 > hi) break;
-        int next;
-        if (e <= goal) {  // down by as many terms as the slope allows
-          const int k = e > 0 ? int(std::floor(std::log(goal / e) / std::log(r))) : q;
-          if (k <= 0) break;  // p - 1 predicted above goal
-          next = q - k;
-        } else {  // up by as many terms as the slope says are missing
-          next = q + std::max(1, int(std::ceil(std::log(e / goal) / std::log(r))));
-        }
-        q = std::max(bad + 1, std::min(hi, next));
-      }
-      if (candidate < 0) break;
-      if (measure(candidate, true) <= goal) {
-        ok = candidate;
-      } else {
-        bad = std::max(bad, candidate);
-        q = std::min(pmax, candidate + 1);
-      }
-    }
-    if (ok < 0) {  // nothing within goal: the most terms tried or allowed
-      ok = std::min(pmax, std::max(bad, p_model));
-      measure(ok, true);
-    }
-    // Float above the goal at its largest p: truncation that more terms
-    // would close, which float has not (targets far from every source: the
-    // error falls 1.4x per term; above eps the plan is refused), or float's
-    // rounding floor (flat: 100000 uniform points, the gradient 1.28e-5,
-    // 1.21e-5, 1.20e-5 at p = 12, 14, 16 by the estimate's norm, where its
-    // plain error is 6e-7), which the plan reports and keeps, at the
-    // smallest p whose truncation the floor hides: every set's potential
-    // and gradient within the goal of their evaluate at the largest p. The
-    // near field, where the floor comes from, has the same bits at every p,
-    // so that distance is the far field's truncation alone. (Judged by the
-    // errors, the floor hid the truncation: the gradient's floor let the
-    // potential of 1e7 ellipsoid points reach 1.7e-5 at p = 10, and the
-    // floor itself moves with p, so that comparing errors in quadrature let
-    // 1e7 refined-patch points reach 1.3e-5.)
-    if (P.single() && ok == pmax && all[size_t(ok)] > goal && pmax - 2 >= 2) {
-      const double e_max = all[size_t(ok)];
-      const bool falls = measure(pmax - 2, true) >= kTruncationFall * e_max;
-      P.float_truncation_miss = falls && e_max > P.options.eps;
-      auto hidden = [&](int q) {
-        if (top_sets[size_t(q)] < refs.size()) {  // some sets measured before the largest p: all again
-          from_top[size_t(q)] = 0;
-          top_sets[size_t(q)] = 0;
-          measure(q, true, true);
-        }
-        return from_top[size_t(q)] <= goal;
-      };
-      // The truncation falls with p, so the hidden p are those from the
-      // smallest one up: found by bisection over the last kMaxSteps terms
-      // (3 probes, against up to 6 one term at a time; each probe sets the
-      // plan up at its p and evaluates every set).
-      for (int lo = std::max(2, pmax - kMaxSteps); !falls && lo < ok;) {
-        const int mid = (lo + ok) / 2;
-        if (hidden(mid))
-          ok = mid;
-        else
-          lo = mid + 1;
-      }
-    }
-    use(ok);
-    e_ok = all[size_t(ok)];
+    const int ok = float_floor(P, M, search_p(M, tests.sets(), p_model, pmax, goal, only_up), pmax, goal);
+    M.use(ok);
+    e_ok = M.all(ok);
   } catch (const Unmeasurable&) {
-    use(p_model);
-    P.calibration_evaluates = evaluates;
-    P.measured_eps = 0;
-    return;
+    M.use(p_model);
+    e_ok = 0;
   }
-  P.calibration_evaluates = evaluates;
+  P.calibration_evaluates = tests.count();
   P.measured_eps = e_ok;
 }
 
