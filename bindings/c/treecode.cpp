@@ -88,6 +88,30 @@ gpufmm_treecode_plan_t register_plan(std::unique_ptr<treecode::Plan> plan) {
   return capi::register_treecode_plan(std::move(h));
 }
 
+// An MPI plan's view of this rank over the local plan's (RankInfo).
+void rank_info(const treecode::RankInfo& d, gpufmm_treecode_info_t& r) {
+  r.nsrc = d.nsrc;
+  r.ntrg = d.ntrg;
+  r.nranks = d.nranks;
+  r.rank = d.rank;
+  r.nsrc_owned = d.nsrc_owned;
+  r.ntrg_owned = d.ntrg_owned;
+  r.nsrc_global = d.nsrc_global;
+  r.ntrg_global = d.ntrg_global;
+  r.let_boxes = d.let_boxes;
+  r.let_clusters = d.let_clusters;
+  r.let_points = d.let_points;
+  r.let_bytes_plan = d.let_bytes_plan;
+  r.let_bytes_evaluate = d.let_bytes_evaluate;
+  r.plan_seconds = d.plan_seconds;
+  r.t_rcb = d.t_rcb;
+  r.t_redistribute = d.t_redistribute;
+  r.t_let_tree = d.t_let_tree;
+  r.t_let_data = d.t_let_data;
+  r.t_route = d.t_route;
+  r.t_exchange = d.t_exchange;
+  r.t_total = d.t_total;
+}
 
 }  // namespace
 
@@ -191,7 +215,7 @@ gpufmm_status_t gpufmm_treecode_plan_info(gpufmm_treecode_plan_t plan, gpufmm_tr
     r.nranks = 1;
     r.nsrc_owned = r.nsrc_global = P.nsrc;
     r.ntrg_owned = r.ntrg_global = P.ntrg;
-    if (obj.dist) obj.dist->info(r);
+    if (obj.dist) rank_info(obj.dist->info(), r);
     *info = r;
   });
 }

@@ -9,7 +9,6 @@
 #include <limits>
 #include <type_traits>
 
-#include "gpufmm.h"
 #include "mpi/collective.hpp"
 #include "plan/checks.hpp"
 
@@ -419,7 +418,8 @@ void TreecodeMpiPlan::evaluate(const treecode::EvalArgs& a) {
   times.ev_total = MPI_Wtime() - t0;
 }
 
-void TreecodeMpiPlan::info(gpufmm_treecode_info_s& r) const {
+treecode::RankInfo TreecodeMpiPlan::info() const {
+  treecode::RankInfo r;
   r.nsrc = nlocal_src;
   r.ntrg = nlocal_trg;
   r.nranks = size;
@@ -441,6 +441,7 @@ void TreecodeMpiPlan::info(gpufmm_treecode_info_s& r) const {
   r.t_route = times.ev_route;
   r.t_exchange = times.ev_exchange;
   r.t_total = times.ev_total;
+  return r;
 }
 
 }  // namespace mpi

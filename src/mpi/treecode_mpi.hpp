@@ -57,7 +57,7 @@ class TreecodeMpiPlan : public treecode::Distributed {
   TreecodeMpiPlan() = default;
   ~TreecodeMpiPlan() override;
   void evaluate(const treecode::EvalArgs& a) override;
-  void info(gpufmm_treecode_info_s& r) const override;
+  treecode::RankInfo info() const override;
 
   MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the user's
   int rank = 0, size = 1;

@@ -302,10 +302,24 @@ void evaluate_cuda(Plan& p, const EvalArgs& a);
 }  // namespace gpufmm
 
 struct gpufmm_treecode_plan_s;  // a handle: an id (core/handles.hpp)
-struct gpufmm_treecode_info_s;
 
 namespace gpufmm {
 namespace treecode {
+// This rank's view of a plan over MPI ranks: what the plan information
+// (gpufmm_treecode_info_t) reports in place of the local plan's counts and
+// times, and its MPI fields (bindings/c/treecode.cpp copies them).
+struct RankInfo {
+  int64_t nsrc = 0, ntrg = 0;  // the rank's own arguments
+  int nranks = 1, rank = 0;
+  int64_t nsrc_owned = 0, ntrg_owned = 0;    // points this rank owns after the RCB
+  int64_t nsrc_global = 0, ntrg_global = 0;  // points of all ranks
+  int64_t let_boxes = 0, let_clusters = 0, let_points = 0;
+  int64_t let_bytes_plan = 0, let_bytes_evaluate = 0;
+  double plan_seconds = 0;  // the whole collective create
+  double t_rcb = 0, t_redistribute = 0, t_let_tree = 0, t_let_data = 0;
+  double t_route = 0, t_exchange = 0, t_total = 0;  // last evaluate (t_total: the whole collective one)
+};
+
 // A plan over MPI ranks (src/mpi/treecode_mpi.cpp, library gpufmm_mpi): the
 // C thunks of gpufmm_treecode_plan_t call it for the evaluate and the info;
 // both are collective, and so is its destruction.
@@ -314,9 +328,8 @@ class Distributed {
   virtual ~Distributed() = default;
   // Host arrays in the user's local order (EvalArgs::on_context false).
   virtual void evaluate(const EvalArgs& a) = 0;
-  // Overwrites the fields of the local plan with the rank's view (local
-  // counts) and fills the MPI fields.
-  virtual void info(gpufmm_treecode_info_s& r) const = 0;
+  // The rank's view (local counts) and the MPI fields.
+  virtual RankInfo info() const = 0;
 };
 
 // The object behind gpufmm_treecode_plan_t: `plan` the (rank's) plan, and
