@@ -89,36 +89,12 @@ std::vector<std::pair<const char*, double>> option_fields(const treecode::Option
   return f;
 }
 
-}  // namespace
-
-std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Comm user_comm,
-                                                           const treecode::Options& o, std::exception_ptr early,
-                                                           int64_t nsrc, const double* sources, int64_t ntrg,
-                                                           const double* targets) {
-  check_comm(user_comm);
-
-  const double t0 = MPI_Wtime();
-  auto obj = std::make_unique<treecode::PlanObject>();
-  auto owner = std::make_unique<TreecodeMpiPlan>();
-  TreecodeMpiPlan& D = *owner;
-  check(MPI_Comm_dup(user_comm, &D.comm), "MPI_Comm_dup");
+// Step 1 of the create, after the C thunk's early error: the checks (the
+// options, counts and points of each rank), the options equal on every
+// rank, the global counts; returns rank 0's parameters.
+treecode::Params check_and_agree(TreecodeMpiPlan& D, Context& ctx, const treecode::Options& o, int64_t nsrc,
+                                 const double* sources, int64_t ntrg, const double* targets) {
   MPI_Comm comm = D.comm;
-  check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  check(MPI_Comm_rank(comm, &D.rank), "MPI_Comm_rank");
-  check(MPI_Comm_size(comm, &D.size), "MPI_Comm_size");
-  obj->dist = std::move(owner);  // frees the communicator on any error below
-  const int rank = D.rank, size = D.size;
-  D.same = targets == nullptr;
-  if (D.same) ntrg = nsrc;
-  D.nlocal_src = nsrc;
-  D.nlocal_trg = ntrg;
-
-  // 1. Checks, the options equal on every rank, rank 0's parameters.
-  double t = MPI_Wtime();
-  collective(comm, [&] {
-    if (early) std::rethrow_exception(early);
-  });
-  Context& ctx = *ctxp;
   collective(comm, [&] {
     treecode::validate(o);
     kernels::validate_for_backend(o.kernel, ctx.on_gpu());
@@ -135,12 +111,15 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
   D.nsrc_global = counts[0];
   D.ntrg_global = D.same ? counts[0] : counts[1];
   treecode::Params par;
-  if (rank == 0) par = treecode::choose_params(o, ctx.on_gpu(), D.nsrc_global, D.ntrg_global);
+  if (D.rank == 0) par = treecode::choose_params(o, ctx.on_gpu(), D.nsrc_global, D.ntrg_global);
   check(MPI_Bcast(&par, int(sizeof par), MPI_BYTE, 0, comm), "MPI_Bcast (parameters)");
-  D.times.checks = MPI_Wtime() - t;
+  return par;
+}
 
-  // 2. RCB, and the points to their owners.
-  t = MPI_Wtime();
+// Step 2: RCB, and the points to their owners (D.own_src, D.own_trg).
+void redistribute(TreecodeMpiPlan& D, int64_t nsrc, const double* sources, int64_t ntrg, const double* targets) {
+  MPI_Comm comm = D.comm;
+  double t = MPI_Wtime();
   std::vector<const double*> sets{sources};
   std::vector<int64_t> ns{nsrc};
   if (!D.same) {
@@ -159,21 +138,38 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
     route_forward(comm, D.trg_route, targets, D.own_trg.data(), 3, D.route_buf);
   }
   D.times.redistribute = MPI_Wtime() - t;
+}
 
-  // 3. The rank's plan over its own points.
-  t = MPI_Wtime();
-  collective(comm, [&] {
-    static const double none[3] = {0, 0, 0};
-    const double* own_t = D.same ? nullptr : D.own_trg.empty() ? none : D.own_trg.data();
-    obj->plan = treecode::plan_build(ctx, o, D.src_route.nrecv, D.own_src.data(), D.same ? 0 : D.trg_route.nrecv,
-                                     own_t, &par, /*host_points=*/true);  // the window below shares them
-  });
-  Plan& P = *obj->plan;
-  D.P = &P;
-  D.times.local = MPI_Wtime() - t;
+// The source tree of a rank as its tree window exposed it.
+Boxes unpack_boxes(const std::vector<PackedBox>& got) {
+  Boxes B;
+  const int64_t nb = int64_t(got.size());
+  B.n = nb;
+  B.box.resize(size_t(nb));
+  B.parent.resize(size_t(nb));
+  B.child_begin.resize(size_t(nb));
+  B.child_end.resize(size_t(nb));
+  B.point_begin.resize(size_t(nb));
+  B.point_end.resize(size_t(nb));
+  B.leaf.resize(size_t(nb));
+  for (int64_t b = 0; b < nb; ++b) {
+    const PackedBox& x = got[size_t(b)];
+    B.box[b] = x.box;
+    B.parent[b] = x.parent;
+    B.child_begin[b] = x.child_begin;
+    B.child_end[b] = x.child_end;
+    B.point_begin[b] = x.point_begin;
+    B.point_end[b] = x.point_end;
+    B.leaf[b] = uint8_t(x.leaf);
+  }
+  return B;
+}
 
-  // 4. LET, step one: every other rank's box arrays, the remote lists.
-  t = MPI_Wtime();
+// Step 4, LET, step one: every other rank's box arrays (the tree window),
+// their proxies and the remote lists; by rank.
+std::vector<RemoteSources> let_tree(TreecodeMpiPlan& D, Plan& P) {
+  MPI_Comm comm = D.comm;
+  const int rank = D.rank, size = D.size;
   std::vector<PackedBox> tree(static_cast<size_t>(P.sbox.n));
   for (int64_t b = 0; b < P.sbox.n; ++b)
     tree[b] = {P.sbox.box[b],         P.sbox.parent[b],      P.sbox.child_begin[b], P.sbox.child_end[b],
@@ -201,36 +197,21 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
     for (int q = 0; q < size; ++q) {
       if (got[q].empty()) continue;
       RemoteSources& S = R[q];
-      Boxes& B = S.boxes;
-      const int64_t nb = int64_t(got[q].size());
-      B.n = nb;
-      B.box.resize(size_t(nb));
-      B.parent.resize(size_t(nb));
-      B.child_begin.resize(size_t(nb));
-      B.child_end.resize(size_t(nb));
-      B.point_begin.resize(size_t(nb));
-      B.point_end.resize(size_t(nb));
-      B.leaf.resize(size_t(nb));
-      for (int64_t b = 0; b < nb; ++b) {
-        const PackedBox& x = got[q][b];
-        B.box[b] = x.box;
-        B.parent[b] = x.parent;
-        B.child_begin[b] = x.child_begin;
-        B.child_end[b] = x.child_end;
-        B.point_begin[b] = x.point_begin;
-        B.point_end[b] = x.point_end;
-        B.leaf[b] = uint8_t(x.leaf);
-      }
+      S.boxes = unpack_boxes(got[q]);
       S.nsrc = sizes[2 * q + 1];
-      S.prox = treecode::proxy_clusters(B, P.options.type, true, P.np3, &S.prox_box);
+      S.prox = treecode::proxy_clusters(S.boxes, P.options.type, true, P.np3, &S.prox_box);
       treecode::remote_lists(P, S);
       got[q] = {};
     }
   });
-  D.times.let_tree = MPI_Wtime() - t;
+  return R;
+}
 
-  // 5. LET, step two: the points of the remote point sets; then the sets.
-  t = MPI_Wtime();
+// Step 5, LET, step two: the points of the remote point sets R's lists name
+// (the point window, one get per rank), each rank's in set order.
+std::vector<std::vector<double>> let_points(TreecodeMpiPlan& D, Plan& P, const std::vector<RemoteSources>& R) {
+  MPI_Comm comm = D.comm;
+  const int size = D.size;
   std::vector<std::vector<double>> xyz(static_cast<size_t>(size));
   MPI_Win pts_win = create_window(P.sxyz.data(), int64_t(sizeof(double)) * 3 * P.nsrc, comm);
   collective(comm, [&] {
@@ -274,18 +255,25 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
     }
   });
   check(MPI_Win_free(&pts_win), "MPI_Win_free (point window)");
+  return xyz;
+}
+
+// The remote sets (the ranks with any, R and xyz by rank) appended to the
+// plan; the charge ranges each evaluate gets and where they go (D.fetch,
+// D.gather); the exchange hook; the plan finished.
+void append_remote_sets(TreecodeMpiPlan& D, Plan& P, std::vector<RemoteSources>& R,
+                        std::vector<std::vector<double>>& xyz) {
   std::vector<RemoteSources> others;
   std::vector<std::vector<double>> others_xyz;
   std::vector<int> others_rank;
-  for (int q = 0; q < size; ++q)
+  for (int q = 0; q < D.size; ++q)
     if (!R[q].sets.empty()) {
       others.push_back(std::move(R[q]));
       others_xyz.push_back(std::move(xyz[q]));
       others_rank.push_back(q);
     }
-  // The charge ranges each evaluate gets, and where they go.
   std::vector<Ranges> charge_ranges(others.size());
-  collective(comm, [&] {
+  collective(D.comm, [&] {
     treecode::append_remote(P, others, others_xyz);
     int64_t dst = 0;
     for (size_t i = 0; i < others.size(); ++i) {
@@ -320,6 +308,64 @@ std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Co
     P.exchange = [self](const double* local_q, double* remote_q) { self->exchange(local_q, remote_q); };
     treecode::finish(P);
   });
+}
+
+}  // namespace
+
+std::unique_ptr<treecode::PlanObject> treecode_plan_create(Context* ctxp, MPI_Comm user_comm,
+                                                           const treecode::Options& o, std::exception_ptr early,
+                                                           int64_t nsrc, const double* sources, int64_t ntrg,
+                                                           const double* targets) {
+  check_comm(user_comm);
+
+  const double t0 = MPI_Wtime();
+  auto obj = std::make_unique<treecode::PlanObject>();
+  auto owner = std::make_unique<TreecodeMpiPlan>();
+  TreecodeMpiPlan& D = *owner;
+  check(MPI_Comm_dup(user_comm, &D.comm), "MPI_Comm_dup");
+  MPI_Comm comm = D.comm;
+  check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check(MPI_Comm_rank(comm, &D.rank), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm, &D.size), "MPI_Comm_size");
+  obj->dist = std::move(owner);  // frees the communicator on any error below
+  D.same = targets == nullptr;
+  if (D.same) ntrg = nsrc;
+  D.nlocal_src = nsrc;
+  D.nlocal_trg = ntrg;
+
+  // 1. Checks, the options equal on every rank, rank 0's parameters.
+  double t = MPI_Wtime();
+  collective(comm, [&] {
+    if (early) std::rethrow_exception(early);
+  });
+  Context& ctx = *ctxp;
+  const treecode::Params par = check_and_agree(D, ctx, o, nsrc, sources, ntrg, targets);
+  D.times.checks = MPI_Wtime() - t;
+
+  // 2. RCB, and the points to their owners.
+  redistribute(D, nsrc, sources, ntrg, targets);
+
+  // 3. The rank's plan over its own points.
+  t = MPI_Wtime();
+  collective(comm, [&] {
+    static const double none[3] = {0, 0, 0};
+    const double* own_t = D.same ? nullptr : D.own_trg.empty() ? none : D.own_trg.data();
+    obj->plan = treecode::plan_build(ctx, o, D.src_route.nrecv, D.own_src.data(), D.same ? 0 : D.trg_route.nrecv,
+                                     own_t, &par, /*host_points=*/true);  // the window below shares them
+  });
+  Plan& P = *obj->plan;
+  D.P = &P;
+  D.times.local = MPI_Wtime() - t;
+
+  // 4. LET, step one: every other rank's box arrays, the remote lists.
+  t = MPI_Wtime();
+  std::vector<RemoteSources> R = let_tree(D, P);
+  D.times.let_tree = MPI_Wtime() - t;
+
+  // 5. LET, step two: the points of the remote point sets; then the sets.
+  t = MPI_Wtime();
+  std::vector<std::vector<double>> xyz = let_points(D, P, R);
+  append_remote_sets(D, P, R, xyz);
   D.q_buf.resize(size_t(P.nq_local));
   D.q_win = create_window(D.q_buf.data(), int64_t(sizeof(double)) * P.nq_local, comm);
   D.times.let_data = MPI_Wtime() - t;
