@@ -1,8 +1,9 @@
 // Barycentric Lagrange interpolation at Chebyshev points of the second kind
 // (papers/001 sec. 2.1, eqs. 4, 6, 7), host+device. The treecode's modified
-// charges and downward interpolation use it (treecode/interp.hpp); the
-// Chebyshev FMM of seed 004 will too. At the end: the Lagrange basis over
-// Chebyshev points of the first kind (papers/002 sec. 4.3, the FMM-FFT).
+// charges and downward interpolation use it (treecode/geometry.hpp, and its
+// CUDA kernels, src/cuda/treecode/treecode.cu); the Chebyshev FMM of
+// papers/004 will too. At the end: the Lagrange basis over Chebyshev points
+// of the first kind (papers/002 sec. 4.3, the FMM-FFT: fmmfft/plan.cpp).
 //
 // On an interval [c - h, c + h] the n + 1 points are
 //   s_k = c + h cos(pi k / n),  k = 0..n   (n = 0: the single point c)
