@@ -15,6 +15,7 @@
 #include "fmm/laplace/basis.hpp"
 #include "fmm/laplace/plan.hpp"
 #include "gpufmm.h"
+#include "fmm_convert.hpp"
 #include "laplace_convert.hpp"
 
 using namespace gpufmm;
@@ -57,54 +58,21 @@ void laplace_options_defaults(gpufmm_laplace_options_t* opt) {
 fmm::LaplaceOptions laplace_options(const gpufmm_laplace_options_t* opt) {
   fmm::LaplaceOptions o;
   if (opt == nullptr) return o;
-  o.eps = opt->eps;
-  o.precision = checked_precision(opt->precision, "options field 'precision'");
+  fmm_options_common(*opt, o);
+  // The Laplace expansion's own.
   o.p = opt->p;
-  o.l_max = opt->l_max;
-  o.s_max = opt->s_max;
   o.stencil = opt->stencil;
   require_flag(opt->variable_truncation, "variable_truncation");
   o.variable_truncation = opt->variable_truncation != 0;
-  require_flag(opt->table_cache, "table_cache");
-  o.table_cache = opt->table_cache != 0;
   fmm::set_gpu_strategies(o.gpu, {opt->gpu_p2m, opt->gpu_m2m, opt->gpu_m2l, opt->gpu_l2l, opt->gpu_l2p, opt->gpu_p2p});
-  require_flag(opt->gpu_overlap, "gpu_overlap");
-  o.gpu.overlap = opt->gpu_overlap != 0;
-  require_flag(opt->gpu_graph, "gpu_graph");
-  o.gpu.graph = opt->gpu_graph != 0;
-  o.tree = opt->tree;
-  require_flag(opt->calibrate, "calibrate");
-  o.calibrate = opt->calibrate != 0;
-  o.densities = opt->densities;
-  o.cube_padding = opt->cube_padding;
   fmm::validate_options(o);
   return o;
 }
 
 gpufmm_laplace_info_t laplace_info(const fmm::LaplacePlan& plan) {
   gpufmm_laplace_info_t info;
-  std::memset(&info, 0, sizeof info);
-  info.p = plan.p;
-  info.l_max = plan.l_max;
-  info.precision = plan.options.precision;
-  info.backend = plan.ctx.backend;
-  info.nsrc = plan.nsrc;
-  info.ntrg = plan.ntrg;
-  info.source_boxes = plan.src_boxes;
-  info.target_boxes = plan.trg_boxes;
-  info.m2l_translations = plan.m2l_translations;
-  info.p2p_pairs = plan.p2p_pairs;
-  info.adaptive = plan.adaptive ? 1 : 0;
-  info.calibration_evaluates = plan.calibration_evaluates;
-  info.measured_eps = plan.measured_eps;
-  info.cube_padding = plan.cube_padding;
-  info.plan_seconds = plan.plan_seconds;
-  info.t_p2m = plan.last.p2m;
-  info.t_upward = plan.last.upward;
-  info.t_downward = plan.last.downward;
-  info.t_l2p = plan.last.l2p;
-  info.t_p2p = plan.last.p2p;
-  info.t_total = plan.last.total;
+  fmm_info_common(plan, info);
+  info.p = plan.p;  // one p at every level
   return info;
 }
 

@@ -1,7 +1,7 @@
 // The conversions of the Laplace FMM thunks (bindings/c/laplace.cpp) between
 // the structs of gpufmm.h and the core's; the tests use them too (to build
 // plans with the tuning knobs the C options do not carry, and to compare
-// plans).
+// plans). The fields every FMM shares are converted by fmm_convert.hpp.
 #pragma once
 
 #include "fmm/laplace/plan.hpp"
