@@ -146,6 +146,115 @@ __device__ __forceinline__ void p2p_tile(const Kern& kern, int m, const T* sx, c
 // Targets of one work unit of k_p2p_bpb (p2p_units.cuh).
 constexpr int kP2PPass = 2 * kP2PBlock;
 
+// A thread's up to two targets of a pass, t0 + slot and t0 + kP2PBlock +
+// slot (active: below te): their indices i, coordinates as near_coord takes
+// them (and their rests, kSplit) and sums of ND densities (v, g; kH: the
+// Hessian h) zeroed.
+template <class T, bool kH, int ND>
+__device__ __forceinline__ void p2p_targets(const NearFrame& fr, const double* txyz, int32_t t0,
+                                            int32_t te, int slot, int32_t (&i)[2], bool (&active)[2], T (&tx)[2],
+                                            T (&ty)[2], T (&tz)[2], T (&txl)[2], T (&tyl)[2], T (&tzl)[2],
+                                            T (&v)[ND][2], T (&gx)[ND][2], T (&gy)[ND][2], T (&gz)[ND][2],
+                                            T (&h)[kH ? 2 : 1][6]) {
+  constexpr bool kL = kSplit<T>;
+  for (int k = 0; k < 2; ++k) {
+    i[k] = t0 + k * kP2PBlock + slot;
+    active[k] = i[k] < te;
+    tx[k] = ty[k] = tz[k] = txl[k] = tyl[k] = tzl[k] = T(0);
+    if (active[k]) {
+      const double* t = txyz + 3 * int64_t(i[k]);
+      tx[k] = near_coord<T>(fr, 0, t[0]);
+      ty[k] = near_coord<T>(fr, 1, t[1]);
+      tz[k] = near_coord<T>(fr, 2, t[2]);
+      if (kL) {
+        txl[k] = near_coord_lo<T>(fr, 0, t[0]);
+        tyl[k] = near_coord_lo<T>(fr, 1, t[1]);
+        tzl[k] = near_coord_lo<T>(fr, 2, t[2]);
+      }
+    }
+    for (int kk = 0; kk < ND; ++kk) v[kk][k] = gx[kk][k] = gy[kk][k] = gz[kk][k] = T(0);
+    if (kH)
+      for (int c = 0; c < 6; ++c) h[k][c] = T(0);
+  }
+}
+
+// One segment of a row (ne <= kMaxNeighbors of its source boxes from entry
+// e0): the boxes' first points (sbeg) and sizes, a thread per box (their
+// loads in flight together), then their prefix sums (pre) by warp 0, two
+// boxes per lane. Returns the segment's records (pre[ne]).
+__device__ __forceinline__ int p2p_segment(const DevSet& S, const DevList& nbl, int64_t e0, int ne,
+                                           int32_t* pre, int32_t* sbeg) {
+  static_assert(kMaxNeighbors <= 64 && kP2PBlock >= kMaxNeighbors, "a thread per box, two per lane of warp 0");
+  __syncthreads();  // every thread is done with the previous segment's pre
+  if (int(threadIdx.x) < ne) {
+    const int32_t s = nbl.index[e0 + threadIdx.x];
+    sbeg[threadIdx.x] = S.point_begin[s];
+    pre[threadIdx.x + 1] = S.point_end[s] - S.point_begin[s];
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    const int l = int(threadIdx.x);
+    const int a = 2 * l < ne ? pre[2 * l + 1] : 0, c = 2 * l + 1 < ne ? pre[2 * l + 2] : 0;
+    const int sum = warp_inclusive_scan(a + c, l);
+    if (2 * l < ne) pre[2 * l + 1] = sum - c;
+    if (2 * l + 1 < ne) pre[2 * l + 2] = sum;
+    if (l == 0) pre[0] = 0;
+  }
+  __syncthreads();
+  return pre[ne];
+}
+
+// Parts (kParts, parts > 1): the parts' sums into part 0's, in part order,
+// through the shared red (4 ND rows of kP2PBlock).
+template <class T, int ND, int NR, int NC>
+__device__ __forceinline__ void p2p_add_parts(int parts, int part, T (&red)[NR][NC], T (&v)[ND][2], T (&gx)[ND][2],
+                                              T (&gy)[ND][2], T (&gz)[ND][2]) {
+  constexpr int B = kP2PBlock;
+  __syncthreads();
+  if (part > 0)
+    for (int kk = 0; kk < ND; ++kk) {
+      red[4 * kk][threadIdx.x] = v[kk][0];
+      red[4 * kk + 1][threadIdx.x] = gx[kk][0];
+      red[4 * kk + 2][threadIdx.x] = gy[kk][0];
+      red[4 * kk + 3][threadIdx.x] = gz[kk][0];
+    }
+  __syncthreads();
+  if (part == 0)
+    for (int q = 1; q < parts; ++q) {
+      const int o = int(threadIdx.x) + q * (B / parts);
+      for (int kk = 0; kk < ND; ++kk) {
+        v[kk][0] += red[4 * kk][o];
+        gx[kk][0] += red[4 * kk + 1][o];
+        gy[kk][0] += red[4 * kk + 2][o];
+        gz[kk][0] += red[4 * kk + 3][o];
+      }
+    }
+}
+
+// The sums of the active targets (part 0's) to pot, grad (kG) and hess (kH).
+template <class T, bool kG, bool kH, int ND>
+__device__ __forceinline__ void p2p_store(int part, const int32_t (&i)[2], const bool (&active)[2],
+                                          const T (&v)[ND][2], const T (&gx)[ND][2], const T (&gy)[ND][2],
+                                          const T (&gz)[ND][2], const T (&h)[kH ? 2 : 1][6], T* pot,
+                                          T* grad, T* hess, const NdLayout& nl) {
+  for (int k = 0; k < 2; ++k)
+    if (active[k] && part == 0) {
+#pragma unroll
+      for (int kk = 0; kk < ND; ++kk) {
+        if (ND > 1 && kk >= nl.nk) break;
+        if (pot) pot[kk * nl.pot_stride + i[k]] = v[kk][k];
+        if (kG) {
+          T* g = grad + kk * nl.grad_stride + 3 * int64_t(i[k]);
+          g[0] = gx[kk][k];
+          g[1] = gy[kk][k];
+          g[2] = gz[kk][k];
+        }
+      }
+      if constexpr (kH)
+        for (int c = 0; c < 6; ++c) hess[6 * int64_t(i[k]) + c] = h[k][c];
+    }
+}
+
 // BpB (papers/000 sec. 4.2): one block per work unit, a pass of up to
 // 2 kP2PBlock targets of a target leaf (units: build_units, the most
 // expensive first, so that the crowded leaves of non-uniform data do not
@@ -183,74 +292,36 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
     const NearFrame fr = near_frame(R, b);
     const int32_t te = R.point_end[b];
     const int32_t t0 = R.point_begin[b] + pass * kP2PPass;
-    {
-      const bool two = te - t0 > B;  // the same for the whole block
-      // Parts: a pass of at most B/4 (B/2) targets is summed by 4 (2)
-      // threads per target, each over its contiguous quarter (half) of every
-      // tile, and the parts' sums are added in part order at the end; so a
-      // small leaf's block keeps all its warps at work (with one thread per
-      // target, the Plummer points' passes of 59 targets on average left
-      // half of them idle and the FP64 pipe at 71 %; with parts the P2P
-      // alone is 1-15 % faster on adaptive plans, H200). kParts: double
-      // without the Hessian (ND densities take the same parts, so each keeps
-      // the one-density order). The float near field, bound by its issue
-      // rate rather than by the FP64 pipe's latency, ran 3-7 % slower with
-      // parts; it keeps one thread per target (part 0 as a constant: as a
-      // value its index arithmetic made the float kernel 20 % slower).
-      const int parts = kParts ? (te - t0 <= B / 4 ? 4 : te - t0 <= B / 2 ? 2 : 1) : 1;
-      const int slot = kParts ? int(threadIdx.x) % (B / parts) : int(threadIdx.x);
-      const int part = kParts ? int(threadIdx.x) / (B / parts) : 0;
-      int32_t i[2];
-      bool active[2];
-      T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[ND][2], gx[ND][2], gy[ND][2], gz[ND][2], h[kH ? 2 : 1][6];
-      for (int k = 0; k < 2; ++k) {
-        i[k] = t0 + k * B + slot;
-        active[k] = i[k] < te;
-        tx[k] = ty[k] = tz[k] = txl[k] = tyl[k] = tzl[k] = T(0);
-        if (active[k]) {
-          const double* t = txyz + 3 * int64_t(i[k]);
-          tx[k] = near_coord<T>(fr, 0, t[0]);
-          ty[k] = near_coord<T>(fr, 1, t[1]);
-          tz[k] = near_coord<T>(fr, 2, t[2]);
-          if (kL) {
-            txl[k] = near_coord_lo<T>(fr, 0, t[0]);
-            tyl[k] = near_coord_lo<T>(fr, 1, t[1]);
-            tzl[k] = near_coord_lo<T>(fr, 2, t[2]);
-          }
-        }
-        for (int kk = 0; kk < ND; ++kk) v[kk][k] = gx[kk][k] = gy[kk][k] = gz[kk][k] = T(0);
-        if (kH)
-          for (int c = 0; c < 6; ++c) h[k][c] = T(0);
-      }
-      // The row's source boxes in segments of up to kMaxNeighbors (one
-      // segment for the FMM's neighbour rows, <= 27 boxes), concatenated.
-      const int64_t row_end = nbl.offsets[b + 1];
-      for (int64_t e0 = nbl.offsets[b]; e0 < row_end; e0 += kMaxNeighbors) {
+    const bool two = te - t0 > B;  // the same for the whole block
+    // Parts: a pass of at most B/4 (B/2) targets is summed by 4 (2)
+    // threads per target, each over its contiguous quarter (half) of every
+    // tile, and the parts' sums are added in part order at the end; so a
+    // small leaf's block keeps all its warps at work (with one thread per
+    // target, the Plummer points' passes of 59 targets on average left
+    // half of them idle and the FP64 pipe at 71 %; with parts the P2P
+    // alone is 1-15 % faster on adaptive plans, H200). kParts: double
+    // without the Hessian (ND densities take the same parts, so each keeps
+    // the one-density order). The float near field, bound by its issue
+    // rate rather than by the FP64 pipe's latency, ran 3-7 % slower with
+    // parts; it keeps one thread per target (part 0 as a constant: as a
+    // value its index arithmetic made the float kernel 20 % slower).
+    const int parts = kParts ? (te - t0 <= B / 4 ? 4 : te - t0 <= B / 2 ? 2 : 1) : 1;
+    const int slot = kParts ? int(threadIdx.x) % (B / parts) : int(threadIdx.x);
+    const int part = kParts ? int(threadIdx.x) / (B / parts) : 0;
+    int32_t i[2];
+    bool active[2];
+    T tx[2], ty[2], tz[2], txl[2], tyl[2], tzl[2], v[ND][2], gx[ND][2], gy[ND][2], gz[ND][2], h[kH ? 2 : 1][6];
+    p2p_targets<T, kH, ND>(fr, txyz, t0, te, slot, i, active, tx, ty, tz, txl, tyl, tzl, v, gx, gy, gz, h);
+    // The row's source boxes in segments of up to kMaxNeighbors (one
+    // segment for the FMM's neighbour rows, <= 27 boxes), concatenated.
+    const int64_t row_end = nbl.offsets[b + 1];
+    for (int64_t e0 = nbl.offsets[b]; e0 < row_end; e0 += kMaxNeighbors) {
       const int ne = static_cast<int>(row_end - e0 < kMaxNeighbors ? row_end - e0 : kMaxNeighbors);
-      __syncthreads();  // every thread is done with the previous segment's pre
-      // The boxes' sizes, a thread per box (their loads in flight together),
-      // then their prefix sums by warp 0, two boxes per lane.
-      static_assert(kMaxNeighbors <= 64 && B >= kMaxNeighbors, "a thread per box, two per lane of warp 0");
-      if (int(threadIdx.x) < ne) {
-        const int32_t s = nbl.index[e0 + threadIdx.x];
-        sbeg[threadIdx.x] = S.point_begin[s];
-        pre[threadIdx.x + 1] = S.point_end[s] - S.point_begin[s];
-      }
-      __syncthreads();
-      if (threadIdx.x < 32) {
-        const int l = int(threadIdx.x);
-        const int a = 2 * l < ne ? pre[2 * l + 1] : 0, c = 2 * l + 1 < ne ? pre[2 * l + 2] : 0;
-        const int sum = warp_inclusive_scan(a + c, l);
-        if (2 * l < ne) pre[2 * l + 1] = sum - c;
-        if (2 * l + 1 < ne) pre[2 * l + 2] = sum;
-        if (l == 0) pre[0] = 0;
-      }
-      __syncthreads();
-      const int n = pre[ne];
+      const int n = p2p_segment(S, nbl, e0, ne, pre, sbeg);
       int kb = 0;  // the box of this thread's record k: k only grows, so kb carries over
       for (int j0 = 0; j0 < n; j0 += B) {
         const int k = j0 + threadIdx.x;
-        if (k < n) {
+        if (k < n) {  // record k into this thread's slot of the tile
           while (pre[kb + 1] <= k) ++kb;
           const int64_t si = sbeg[kb] + (k - pre[kb]);
           sx[threadIdx.x] = near_coord<T>(fr, 0, sxyz[3 * si]);
@@ -278,8 +349,8 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
         const int m = n - j0 < B ? n - j0 : B;
         if (two) {
           if (active[0])
-            p2p_tile<T, kC, kD, kG, 2, kH, ND>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz, txl,
-                                           tyl, tzl, v, gx, gy, gz, h);
+            p2p_tile<T, kC, kD, kG, 2, kH, ND>(kern, m, sx, sy, sz, sxl, syl, szl, sq, sdx, sdy, sdz, tx, ty, tz,
+                                               txl, tyl, tzl, v, gx, gy, gz, h);
         } else if (active[0]) {  // this part's records [j, j + mp) of the tile (all of it with one part)
           int j = 0, mp = m;
           if (kParts && parts > 1) {
@@ -288,50 +359,15 @@ __device__ __forceinline__ void p2p_bpb(const Kern& kern, int64_t b0, int64_t nu
             mp = min(m, j + c) - j;
           }
           p2p_tile<T, kC, kD, kG, 1, kH, ND>(kern, mp, sx + j, sy + j, sz + j, sxl + (kL ? j : 0), syl + (kL ? j : 0),
-                                         szl + (kL ? j : 0), sq + (kC ? j : 0), sdx + (kD ? j : 0), sdy + (kD ? j : 0),
-                                         sdz + (kD ? j : 0), tx, ty, tz, txl, tyl, tzl, v, gx, gy, gz, h);
+                                             szl + (kL ? j : 0), sq + (kC ? j : 0), sdx + (kD ? j : 0),
+                                             sdy + (kD ? j : 0), sdz + (kD ? j : 0), tx, ty, tz, txl, tyl,
+                                             tzl, v, gx, gy, gz, h);
         }
         __syncthreads();
       }
-      }
-      if (kParts && parts > 1) {  // the parts' sums into part 0's, in part order
-        __syncthreads();
-        if (part > 0)
-          for (int kk = 0; kk < ND; ++kk) {
-            red[4 * kk][threadIdx.x] = v[kk][0];
-            red[4 * kk + 1][threadIdx.x] = gx[kk][0];
-            red[4 * kk + 2][threadIdx.x] = gy[kk][0];
-            red[4 * kk + 3][threadIdx.x] = gz[kk][0];
-          }
-        __syncthreads();
-        if (part == 0)
-          for (int q = 1; q < parts; ++q) {
-            const int o = int(threadIdx.x) + q * (B / parts);
-            for (int kk = 0; kk < ND; ++kk) {
-              v[kk][0] += red[4 * kk][o];
-              gx[kk][0] += red[4 * kk + 1][o];
-              gy[kk][0] += red[4 * kk + 2][o];
-              gz[kk][0] += red[4 * kk + 3][o];
-            }
-          }
-      }
-      for (int k = 0; k < 2; ++k)
-        if (active[k] && part == 0) {
-#pragma unroll
-          for (int kk = 0; kk < ND; ++kk) {
-            if (ND > 1 && kk >= nl.nk) break;
-            if (pot) pot[kk * nl.pot_stride + i[k]] = v[kk][k];
-            if (kG) {
-              T* g = grad + kk * nl.grad_stride + 3 * int64_t(i[k]);
-              g[0] = gx[kk][k];
-              g[1] = gy[kk][k];
-              g[2] = gz[kk][k];
-            }
-          }
-          if constexpr (kH)
-            for (int c = 0; c < 6; ++c) hess[6 * int64_t(i[k]) + c] = h[k][c];
-        }
     }
+    if (kParts && parts > 1) p2p_add_parts<T, ND>(parts, part, red, v, gx, gy, gz);
+    p2p_store<T, kG, kH, ND>(part, i, active, v, gx, gy, gz, h, pot, grad, hess, nl);
   }
 }
 
