@@ -12,6 +12,7 @@
 // and separate targets, both stencils, graph replay, fresh seeds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -30,10 +31,12 @@ namespace {
 using namespace gpufmm;
 using toy_fmm::Cx;
 
-// The toy's kernel strategies: none (the graph key's part of the expansion).
+// The toy's part of the graph's key: what changes the work it enqueues (its
+// degrees per level, a parameter of its kernels), and the graph switch.
 struct ToyKey {
-  bool graph = true;
-  bool operator==(const ToyKey& o) const { return graph == o.graph; }
+  bool graph = true;  // the driver's CUDA graph
+  int deg[GPUFMM_TREE_MAX_LEVEL + 1] = {};
+  bool operator==(const ToyKey& o) const { return graph == o.graph && std::equal(deg, deg + GPUFMM_TREE_MAX_LEVEL + 1, o.deg); }
 };
 using ToyData = fmm::cuda::DriverData<ToyKey>;
 
@@ -147,8 +150,10 @@ struct ToyGpu {
   Layout ms{}, ls{};
   int64_t nm = 0, nl = 0;  // coefficients (Cx) of all source / receiver boxes
 
-  ToyGpu(fmm::PlanCore& plan, ToyData& g, const std::vector<int>& deg)
+  ToyGpu(fmm::PlanCore& plan, ToyData& g, std::vector<int> deg)
       : P(plan), G(g), s0(static_cast<cudaStream_t>(plan.ctx.stream)) {
+    deg.resize(size_t(P.l_max) + 1, deg.back());  // {d}: d at every level
+    std::copy(deg.begin(), deg.end(), G.k.deg);
     auto fill = [&](const tree::PointSet& X, Layout& y) {
       fmm::CoefLayout c;
       c.build(X, P.l_max, [&](int l) { return int64_t(toy_fmm::nterms(deg[size_t(l)])); });
@@ -174,9 +179,12 @@ struct ToyGpu {
     cudaMemsetAsync(M, 0, size_t(nm) * sizeof(Cx), s0);
     const int64_t b0 = S.level_offset[L], nb = S.boxes_at(L);
     k_p2m<<<blocks(nb), 64, 0, s0>>>(b0, nb, L, S.point_begin, S.point_end, S.center, G.sxyz, q, M, ms);
+    gpufmm::cuda::check_launch("toy P2M kernel");
     at(1);
-    for (int l = L - 1; l >= 2; --l)
+    for (int l = L - 1; l >= 2; --l) {
       k_m2m<<<blocks(S.boxes_at(l)), 64, 0, s0>>>(S.level_offset[l], S.boxes_at(l), l, S.child_offset, S.center, M, ms);
+      gpufmm::cuda::check_launch("toy M2M kernel");
+    }
   }
   void downward(double*, double*, double* Md, double* Ld, uint8_t* hl) {
     const tree::PointSet& R = P.targets();
@@ -191,6 +199,7 @@ struct ToyGpu {
       k_down<<<blocks(R.boxes_at(l)), 64, 0, s0>>>(R.level_offset[l], R.boxes_at(l), l, R.parent, R.center,
                                                   P.sources().center, a, b, n, reinterpret_cast<const Cx*>(Md),
                                                   reinterpret_cast<Cx*>(Ld), hl, ms, ls);
+      gpufmm::cuda::check_launch("toy L2L + M2L kernel");
     }
   }
   void to_targets(const double*, double* Ld, uint8_t* hl, double* fp, double*, double*, int) {
@@ -198,6 +207,7 @@ struct ToyGpu {
     const int L = P.l_max;
     k_l2p<<<blocks(R.boxes_at(L)), 64, 0, s0>>>(R.level_offset[L], R.boxes_at(L), L, R.point_begin, R.point_end,
                                                R.center, G.txyz, reinterpret_cast<const Cx*>(Ld), hl, fp, ls);
+    gpufmm::cuda::check_launch("toy L2P kernel");
   }
   void near(double* q, double*, double* np, double*, double*, cudaStream_t s, int) {
     const tree::PointSet& R = P.targets();
@@ -206,6 +216,7 @@ struct ToyGpu {
     const int L = P.l_max;
     k_p2p<<<blocks(R.boxes_at(L)), 64, 0, s>>>(R.level_offset[L], R.boxes_at(L), R.point_begin, R.point_end,
                                               S.point_begin, S.point_end, nb.offsets, nb.index, G.sxyz, G.txyz, q, np);
+    gpufmm::cuda::check_launch("toy P2P kernel");
   }
 };
 
@@ -270,9 +281,10 @@ TEST_P(CudaFmmDriverToy, SecondExpansionThroughTheDriver) {
   o.variable_truncation = false;
   o.calibrate = false;
   o.tree = GPUFMM_LAPLACE_TREE_UNIFORM;
+  o.l_max = 3;  // M2M and L2L at every level they have (the GPU's cost model takes 0-2 here)
   o.stencil = c.stencil;
   auto plan = fmm::laplace_plan_create(ctx, o, n, x.data(), nt, c.separate_targets ? y.data() : nullptr);
-  ASSERT_GE(plan->l_max, 2) << "the far field must run";
+  ASSERT_EQ(plan->l_max, 3);
   std::vector<double> lap(size_t(plan->ntrg));
   fmm::EvalArgs a;
   a.charges = q.data();
@@ -281,8 +293,11 @@ TEST_P(CudaFmmDriverToy, SecondExpansionThroughTheDriver) {
 
   ToyData G;
   toy_setup(*plan, G, x, y);
+  G.k.graph = false;  // kernels launched one by one, then captured and replayed
   const std::vector<double> same = toy_evaluate(*plan, G, {8}, q);
-  const std::vector<double> again = toy_evaluate(*plan, G, {8}, q);  // the graph's replay
+  G.k.graph = true;
+  EXPECT_EQ(toy_evaluate(*plan, G, {8}, q), same) << "the graph's capture";
+  const std::vector<double> again = toy_evaluate(*plan, G, {8}, q);  // its replay
   const double e_lap = gpufmm_test::rel_l2(lap, ref);
   EXPECT_LE(gpufmm_test::rel_l2(same, lap), 1e-11) << "toy vs Laplace FMM; their error vs direct " << e_lap;
   EXPECT_GT(e_lap, 1e-11) << "a far field that did nothing would agree too";

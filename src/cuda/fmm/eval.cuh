@@ -14,9 +14,12 @@
 //
 // The expansion E (GPU side), bound to one plan and precision:
 //   using Real;       the plan's precision (T below)
-//   using Data;       its device data, derived from DriverData<K> (K: its
-//                     kernel strategies, in the graph's key)
-//   PlanCore& P; Data& G;  cudaStream_t s0 (the context's stream)
+//   PlanCore& P;      its plan (a derived plan binds here)
+//   G                 its device data, derived from DriverData<K>; K (G.k):
+//                     its kernel strategies and every parameter that changes
+//                     the work it enqueues, in the graph's key, so that a
+//                     change is captured anew rather than replayed
+//   cudaStream_t s0;  the context's stream
 //   int64_t mult_size() const, local_size() const;  coefficients of all
 //                     source boxes / receiver boxes for one density
 //   bool overlap() const;  the near field on s1, alongside the far field
