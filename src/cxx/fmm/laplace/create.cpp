@@ -434,22 +434,22 @@ void check_span(const LaplacePlan& P) {
             "and box scalings fit float: scale the coordinates, or use precision GPUFMM_FLOAT64");
 }
 
-}  // namespace
+// ---------------------------------------------------------------- the steps of laplace_plan_create
 
-std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOptions& opt,
-                                                 int64_t nsrc, const double* sources,
-                                                 int64_t ntrg, const double* targets) {
-  const double t0 = now();
-  validate_options(opt);
-  plan::check_count(nsrc, "nsrc");
-  if (targets != nullptr) plan::check_count(ntrg, "ntrg");
-#ifndef GPUFMM_HAVE_CUDA
-  require(!ctx.on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED, "gpufmm was built without CUDA");
-#endif
-  auto plan = std::make_unique<LaplacePlan>(ctx);
-  LaplacePlan& P = *plan;
-  // Finite coordinates: checked here on the host, or by the CUDA driver on
-  // the device copy it uploads anyway (one pass over the data fewer).
+// Wall seconds since the last lap, added to a field of PlanTimes.
+struct PhaseClock {
+  double mark;
+  void lap(double& field) {
+    const double t = now();
+    field += t - mark;
+    mark = t;
+  }
+};
+
+// Finite coordinates: checked here on the host, or by the CUDA driver on
+// the device copy it uploads anyway (one pass over the data fewer).
+void check_coordinates(const LaplacePlan& P, int64_t nsrc, const double* sources, int64_t ntrg,
+                       const double* targets) {
   if (P.cpu_pipeline()) {
     plan::check_points(sources, nsrc, "sources");
     if (targets != nullptr) plan::check_points(targets, ntrg, "targets");
@@ -459,18 +459,10 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     plan::check_points_pointer(sources, nsrc, "sources");
     if (targets != nullptr) plan::check_points_pointer(targets, ntrg, "targets");
   }
-  PlanTimes& tp = P.plan_times;
-  double tmark = now();
-  tp.check = tmark - t0;
-  auto lap = [&tmark](double& field) {
-    const double t = now();
-    field += t - tmark;
-    tmark = t;
-  };
-  P.options = opt;
-  P.same_sets = targets == nullptr;
-  P.nsrc = nsrc;
-  P.ntrg = P.same_sets ? nsrc : ntrg;
+}
+
+// p from eps (or the caller's), and what it implies for the options.
+void choose_p(LaplacePlan& P, const LaplaceOptions& opt) {
   // Issue 19, item 3: single precision promises no eps below what it was
   // measured to reach (kLaplaceMinEpsFloat); a forced p is the caller's.
   require(!P.single() || opt.p > 0 || opt.eps >= kLaplaceMinEpsFloat, GPUFMM_ERROR_ACCURACY,
@@ -491,61 +483,48 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     if (!P.single()) P.options.stencil = GPUFMM_STENCIL_STANDARD;
   }
   P.modified = P.options.stencil == GPUFMM_STENCIL_MODIFIED;
+}
 
-  // CUDA driver: the coordinates go to the device once; both trees are built
-  // from that copy and the sorted coordinates are gathered there.
-  const double* tsrc = sources;
-  const double* ttrg = targets;
+// The operator tables for P.p.
+void get_tables(LaplacePlan& P) {
+  allocating("the translation tables", 0, [&P] {
+    if (P.single())
+      P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
+    else
+      P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
+  });
+}
+
+// The lists of the V kinds: the uniform plan's near field is the neighbour
+// list, an adaptive plan's its U list (adaptive_lists).
+void build_lists(LaplacePlan& P) {
+  P.lists = lists::build(*P.tree, (P.adaptive ? 0u : 1u << lists::kNeighbors) |
+                                      (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
+                                                  : (1u << lists::kM2L)));
+}
+
+// Where the plan's coordinates are: the user's host arrays, or (CUDA driver)
+// one device copy of them from which both trees are built and the sorted
+// coordinates gathered.
+struct PlanPoints {
+  const double* src;
+  const double* trg;
   bool on_context = false;
-#if defined(GPUFMM_HAVE_CUDA)
-  gpufmm::cuda::DevicePoints dev_points;
-#endif
-  if (!P.cpu_pipeline()) {
-    // The tree stays on the device (the CUDA driver evaluates).
-#if defined(GPUFMM_HAVE_CUDA)
-    dev_points = gpufmm::cuda::upload_points(ctx, sources, nsrc, targets, P.ntrg, plan::parallel_copy);
-    plan::fail_if_bad_point(sources, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.src, nsrc), nsrc, "sources");
-    if (!P.same_sets)
-      plan::fail_if_bad_point(targets, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
-    plan::fail_if_tiny_point(sources, gpufmm::cuda::first_tiny_point(ctx, dev_points.src, nsrc), nsrc, "sources");
-    if (!P.same_sets)
-      plan::fail_if_tiny_point(targets, gpufmm::cuda::first_tiny_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
-    tsrc = dev_points.src;
-    ttrg = dev_points.trg;
-    on_context = true;
-#endif
-    lap(tp.upload);
-  }
+};
 
-  auto get_tables = [&P] {  // the operator tables for P.p
-    allocating("the translation tables", 0, [&P] {
-      if (P.single())
-        P.tables_f = laplace_tables_get<float>(P.p, P.options.variable_truncation, P.options.table_cache);
-      else
-        P.tables_d = laplace_tables_get<double>(P.p, P.options.variable_truncation, P.options.table_cache);
-    });
-  };
-  get_tables();
-  lap(tp.tables);
-
-  // Issue 19: tree = ADAPTIVE, or AUTO with neither l_max nor s_max given,
-  // builds the adaptive tree. AUTO keeps it when its leaves spread over
-  // levels (leaf_levels_spread > 0) and the cost model puts its evaluate
-  // below the uniform depth's (adaptive_model_seconds against the depth
-  // scan's best); else it builds the uniform tree of that depth. The lists
-  // of the V kinds: the uniform plan's near field is the neighbour list, an
-  // adaptive plan's its U list (adaptive_lists).
-  auto build_lists = [&P] {
-    P.lists = lists::build(*P.tree, (P.adaptive ? 0u : 1u << lists::kNeighbors) |
-                                        (P.modified ? (1u << lists::kType1) | (1u << lists::kType2)
-                                                    : (1u << lists::kM2L)));
-  };
+// Issue 19: tree = ADAPTIVE, or AUTO with neither l_max nor s_max given,
+// builds the adaptive tree. AUTO keeps it when its leaves spread over
+// levels (leaf_levels_spread > 0) and the cost model puts its evaluate
+// below the uniform depth's (adaptive_model_seconds against the depth
+// scan's best); else it builds the uniform tree of that depth.
+void build_tree(Context& ctx, LaplacePlan& P, const LaplaceOptions& opt, const PlanPoints& x, PhaseClock& clock) {
+  PlanTimes& tp = P.plan_times;
   tree::Cube base{};  // the points' cube (the depth scan's, when it ran)
   auto depth_scan = [&] {
     if (P.single())
-      choose_depth_with(P, *P.tables_f, tsrc, ttrg, on_context, base);
+      choose_depth_with(P, *P.tables_f, x.src, x.trg, x.on_context, base);
     else
-      choose_depth_with(P, *P.tables_d, tsrc, ttrg, on_context, base);
+      choose_depth_with(P, *P.tables_d, x.src, x.trg, x.on_context, base);
   };
   const bool auto_tree = opt.tree == GPUFMM_LAPLACE_TREE_AUTO && opt.l_max < 0 && opt.s_max < 1;
   bool scanned = false;
@@ -554,12 +533,12 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
     to.kind = tree::Kind::Adaptive;
     to.l_max = -1;
     to.s_max = opt.s_max >= 1 ? opt.s_max : adaptive_s_max(P.p);
-    tmark = now();
-    P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
+    clock.mark = now();
+    P.tree = tree::build(ctx, to, x.src, P.nsrc, x.trg, P.ntrg, x.on_context);
     P.adaptive = true;
     if (auto_tree && leaf_levels_spread(*P.tree) == 0) P.adaptive = false;  // leaves on one level: uniform
-    if (auto_tree && P.adaptive && nsrc > 0 && P.ntrg > 0) {
-      build_lists();
+    if (auto_tree && P.adaptive && P.nsrc > 0 && P.ntrg > 0) {
+      build_lists(P);
       adaptive_lists(P);
       const double t_adaptive =
           P.single() ? adaptive_model_seconds(P, *P.tables_f) : adaptive_model_seconds(P, *P.tables_d);
@@ -573,7 +552,7 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
       P.lists.reset();
       P.tree.reset();
     }
-    lap(tp.tree);
+    clock.lap(tp.tree);
   }
   if (!P.adaptive) {
     tree::Options to;
@@ -581,161 +560,237 @@ std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOpti
       to.l_max = opt.l_max;
       if (opt.l_max < 0) to.s_max = opt.s_max;
       P.cube_padding = opt.cube_padding > 0 ? opt.cube_padding : 1;
-      if (P.cube_padding != 1) base = points_cube(P, tsrc, ttrg, on_context);
+      if (P.cube_padding != 1) base = points_cube(P, x.src, x.trg, x.on_context);
     } else {
       if (!scanned) depth_scan();
       to.l_max = P.depth.l_max;
     }
     pad_cube(base, P.cube_padding, to);
-    tmark = now();
-    P.tree = tree::build(ctx, to, tsrc, nsrc, ttrg, P.ntrg, on_context);
+    clock.mark = now();
+    P.tree = tree::build(ctx, to, x.src, P.nsrc, x.trg, P.ntrg, x.on_context);
   }
-  if (!P.lists) build_lists();
+  if (!P.lists) build_lists(P);
   P.l_max = P.tree->l_max;
   check_span(P);
   P.src_boxes = P.tree->src.nboxes;
   P.trg_boxes = P.tree->receivers().nboxes;
-  lap(tp.tree);
+  clock.lap(tp.tree);
+}
 
-  // Sorted coordinates (double): on the host for the CPU pipeline; for the
-  // CUDA driver laplace_plan_setup gathers them on the device.
-  if (on_context) {
-    P.dev_sources = tsrc;
-    P.dev_targets = ttrg;
-  } else {
-    const auto perm = fetch(*P.tree, P.tree->src.perm, nsrc);
-    allocating("the sorted coordinates", 24.0 * double(nsrc + (P.same_sets ? 0 : P.ntrg)), [&] {
-      P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
-      P.trg_xyz.resize(P.same_sets ? 0 : static_cast<size_t>(3 * P.ntrg));
-    });
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < nsrc; ++i)
-      for (int k = 0; k < 3; ++k) P.src_xyz[3 * i + k] = sources[3 * int64_t(perm[i]) + k];
-    if (!P.same_sets) {
-      const auto rperm = fetch(*P.tree, P.tree->recv_own.perm, P.ntrg);
-#pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < P.ntrg; ++i)
-        for (int k = 0; k < 3; ++k) P.trg_xyz[3 * i + k] = targets[3 * int64_t(rperm[i]) + k];
-    }
+// Sorted coordinates (double): on the host for the CPU pipeline; for the
+// CUDA driver laplace_plan_setup gathers them on the device.
+void sorted_coordinates(LaplacePlan& P, const double* sources, const double* targets, const PlanPoints& x) {
+  if (x.on_context) {
+    P.dev_sources = x.src;
+    P.dev_targets = x.trg;
+    return;
   }
-  lap(tp.coords);
+  const int64_t nsrc = P.nsrc;
+  const auto perm = fetch(*P.tree, P.tree->src.perm, nsrc);
+  allocating("the sorted coordinates", 24.0 * double(nsrc + (P.same_sets ? 0 : P.ntrg)), [&] {
+    P.src_xyz.resize(static_cast<size_t>(3 * nsrc));
+    P.trg_xyz.resize(P.same_sets ? 0 : static_cast<size_t>(3 * P.ntrg));
+  });
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < nsrc; ++i)
+    for (int k = 0; k < 3; ++k) P.src_xyz[3 * i + k] = sources[3 * int64_t(perm[i]) + k];
+  if (!P.same_sets) {
+    const auto rperm = fetch(*P.tree, P.tree->recv_own.perm, P.ntrg);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < P.ntrg; ++i)
+      for (int k = 0; k < 3; ++k) P.trg_xyz[3 * i + k] = targets[3 * int64_t(rperm[i]) + k];
+  }
+}
+
+// The near field's pairs between touching boxes (the sparse-tree rules
+// below), without the translations an adaptive plan sums directly.
+double adjacent_pairs(const LaplacePlan& P) { return double(P.p2p_pairs - (P.alists ? P.alists->v_pairs : 0)); }
+
+// p from eps assumes a near field that holds each target's closest sources;
+// a nearly empty one (laplace_p_sparse) needs more terms, and every
+// translation keeps the full p: the reduced truncation numbers of eq. (24)
+// split an error budget fitted to dense near fields (the C-API fuzzer
+// found 6 points, eps 1e-10, l_max 4: gradient 7.0e-10 with them, 5.5e-15
+// without; regression test LaplaceFmmAccuracy.SparseTreesKeepTheFullP).
+// The depth stays, unless in double the extra terms would pass the
+// largest p: then nothing certifies eps at this depth (measured: 6-25
+// points at forced depths 4-5, about one per leaf, p = 50 for eps 1e-10
+// and 1e-12 gave gradient errors up to 126 eps), and a forced depth gives
+// way to the cost model's, which plan_info reports
+// (LaplaceFmmAccuracy.SparseTreesKeepTheFullP). In float the largest p is
+// the roundoff floor (1500 points at depths 5-6, p = 16: errors <= 2.6e-6
+// at eps 1e-5), so float keeps the depth.
+// Returns true when the plan must be built again with the options `again`.
+bool sparse_tree_rules(LaplacePlan& P, const LaplaceOptions& opt, LaplaceOptions& again) {
+  const double adjacent = adjacent_pairs(P);
+  if (!(opt.p == 0 && P.l_max >= 2 && P.ntrg > 0 && adjacent < kLaplaceSparseNearPerTarget * double(P.ntrg)))
+    return false;
+  if (opt.l_max >= 0 && !P.single() && P.p + kLaplaceSparseExtraP > kMaxP) {
+    again = opt;
+    again.l_max = -1;
+    return true;
+  }
+  // In double a sparse tree also takes the standard stencil: the closest
+  // pairs then go through type-2 translations, the modified stencil's
+  // worst geometry (27 points at depth 5, dipoles, eps 1e-8, p = 38 + 2:
+  // gradient 8.7e-8 with it, 7.8e-13 with the standard stencil). The
+  // lists differ, so the plan is built again.
+  if (!P.single() && P.modified) {
+    again = opt;
+    again.stencil = GPUFMM_STENCIL_STANDARD;
+    return true;
+  }
+  const int ps = laplace_p_sparse(P.p, adjacent / double(P.ntrg), P.single());
+  if (ps != P.p || P.options.variable_truncation) {
+    P.p = ps;
+    P.options.variable_truncation = false;
+    get_tables(P);
+  }
+  return false;
+}
+
+void plan_work(LaplacePlan& P) {
+  if (P.single())
+    translation_work(P, *P.tables_f);
+  else
+    translation_work(P, *P.tables_d);
+}
+
+void plan_setup(LaplacePlan& P) {
+#if defined(GPUFMM_HAVE_CUDA)
+  if (!P.cpu_pipeline()) cuda::laplace_plan_setup(P);  // tables etc. to the device
+#else
+  (void)P;
+#endif
+}
+
+// Issue 19, item 2: p from the error this plan reaches (calibrate.cpp),
+// where there is a far field to truncate. A sparse near field at the cost
+// model's depth (targets far from every source: all of their field comes
+// through the far field, where the model's p + 8 is not enough; measured:
+// 20000 Plummer sources, 12000 targets on a sphere of radius 3 around
+// them, dipoles, eps 1e-6: 8.0e-6 at p = 30) is calibrated from the sparse
+// p upwards only: there the error comes from a few pairs, and the error of
+// one set of densities says little about another's (2x between two sets of
+// random charges on the sparse trees above), so a lower p is not trusted.
+// A sparse tree with more S|R translations than points, deeper than its
+// points need (forced depths: 1500 points at depth 5-6 make hundreds per
+// point), keeps the sparse p, as measured above: one evaluate of its
+// full-p far field there costs more than the direct sum (~3 s on 2 cores
+// at p = 30), and its test evaluates would cost minutes. Every pair summed
+// directly (an adaptive plan's direct-sum bound can take all): no
+// expansion to truncate, and the error is the rounding.
+bool wants_calibration(const LaplacePlan& P, const LaplaceOptions& opt, bool sparse) {
+  const bool too_deep = double(P.m2l_translations) > double(P.nsrc + P.ntrg);
+  const bool all_direct = double(P.p2p_pairs) >= double(P.nsrc) * double(P.ntrg);
+  return opt.p == 0 && opt.calibrate && P.l_max >= 2 && P.nsrc > 0 && P.ntrg > 0 && !(sparse && too_deep) &&
+         !all_direct;
+}
+
+// The device set-up and, where wanted, the calibration. The test evaluates
+// run without the CUDA graph (each would capture one for arguments never
+// seen again).
+void setup_and_calibrate(LaplacePlan& P, const LaplaceOptions& opt, const double* sources, const double* targets,
+                         bool sparse, PhaseClock& clock) {
+  PlanTimes& tp = P.plan_times;
+  const bool calibrate = wants_calibration(P, opt, sparse);
+  const bool graph = P.options.gpu.graph;
+  if (calibrate) P.options.gpu.graph = false;
+  P.calibrating = calibrate;
+  plan_setup(P);
+  clock.lap(tp.setup);
+  if (!calibrate) return;
+  laplace_calibrate(P, sources, targets, [&](int q) {
+    P.p = q;
+    get_tables(P);
+    P.ws_d = LaplaceWorkspace<double>();
+    P.ws_f = LaplaceWorkspace<float>();
+    plan_work(P);
+    plan_setup(P);
+  }, sparse);
+  P.options.gpu.graph = graph;
+  P.calibrating = false;
+#if defined(GPUFMM_HAVE_CUDA)
+  if (!P.cpu_pipeline()) {
+    cuda::laplace_gpu_kernels(P).graph = graph;
+    cuda::laplace_plan_strategies(P);
+  }
+#endif
+  P.last = StageTimes();
+  clock.lap(tp.calibrate);
+  // Issue 19, item 3, for this input: where even the largest float p
+  // measures more than eps and more terms would help (targets far from
+  // every source, dipoles, eps 1e-5: 9.6e-4 measured, 2.7e-3 reached at
+  // p = 16), single precision cannot keep the promise, and the plan says
+  // so instead of returning less than was asked. Float's rounding floor
+  // (the error flat in p) is reported in measured_eps instead.
+  require(!P.float_truncation_miss, GPUFMM_ERROR_ACCURACY, "options field 'eps' = ", opt.eps,
+          " is below what single precision reaches on these points: the test evaluates measured ", P.measured_eps,
+          " at p = ", kLaplaceMaxPFloat, ", the largest in float, and the error still falls with p; use precision "
+          "GPUFMM_FLOAT64");
+}
+
+}  // namespace
+
+std::unique_ptr<LaplacePlan> laplace_plan_create(Context& ctx, const LaplaceOptions& opt,
+                                                 int64_t nsrc, const double* sources,
+                                                 int64_t ntrg, const double* targets) {
+  const double t0 = now();
+  validate_options(opt);
+  plan::check_count(nsrc, "nsrc");
+  if (targets != nullptr) plan::check_count(ntrg, "ntrg");
+#ifndef GPUFMM_HAVE_CUDA
+  require(!ctx.on_gpu(), GPUFMM_ERROR_NOT_SUPPORTED, "gpufmm was built without CUDA");
+#endif
+  auto plan = std::make_unique<LaplacePlan>(ctx);
+  LaplacePlan& P = *plan;
+  check_coordinates(P, nsrc, sources, ntrg, targets);
+  PlanTimes& tp = P.plan_times;
+  PhaseClock clock{now()};
+  tp.check = clock.mark - t0;
+  P.options = opt;
+  P.same_sets = targets == nullptr;
+  P.nsrc = nsrc;
+  P.ntrg = P.same_sets ? nsrc : ntrg;
+  choose_p(P, opt);
+
+  // CUDA driver: the coordinates go to the device once; both trees are built
+  // from that copy and the sorted coordinates are gathered there.
+  PlanPoints x{sources, targets, false};
+#if defined(GPUFMM_HAVE_CUDA)
+  gpufmm::cuda::DevicePoints dev_points;
+#endif
+  if (!P.cpu_pipeline()) {
+    // The tree stays on the device (the CUDA driver evaluates).
+#if defined(GPUFMM_HAVE_CUDA)
+    dev_points = gpufmm::cuda::upload_points(ctx, sources, nsrc, targets, P.ntrg, plan::parallel_copy);
+    plan::fail_if_bad_point(sources, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.src, nsrc), nsrc, "sources");
+    if (!P.same_sets)
+      plan::fail_if_bad_point(targets, gpufmm::cuda::first_nonfinite_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
+    plan::fail_if_tiny_point(sources, gpufmm::cuda::first_tiny_point(ctx, dev_points.src, nsrc), nsrc, "sources");
+    if (!P.same_sets)
+      plan::fail_if_tiny_point(targets, gpufmm::cuda::first_tiny_point(ctx, dev_points.trg, P.ntrg), P.ntrg, "targets");
+    x = PlanPoints{dev_points.src, dev_points.trg, true};
+#endif
+    clock.lap(tp.upload);
+  }
+
+  get_tables(P);
+  clock.lap(tp.tables);
+  build_tree(ctx, P, opt, x, clock);
+  sorted_coordinates(P, sources, targets, x);
+  clock.lap(tp.coords);
   near_field_stats(P);  // and the U, W, X lists of an adaptive plan
   P.m2l_translations = P.modified
                            ? P.lists->list[lists::kType1].nnz + P.lists->list[lists::kType2].nnz
                            : P.lists->list[lists::kM2L].nnz;
-  // The near field's pairs between touching boxes (the sparse-tree rules
-  // below), without the translations an adaptive plan sums directly.
-  const double adjacent_pairs = double(P.p2p_pairs - (P.alists ? P.alists->v_pairs : 0));
   if (P.cpu_pipeline()) allocating("the far field's schedule", 0, [&P] { far_schedule(P); });
-  // p from eps assumes a near field that holds each target's closest sources;
-  // a nearly empty one (laplace_p_sparse) needs more terms, and every
-  // translation keeps the full p: the reduced truncation numbers of eq. (24)
-  // split an error budget fitted to dense near fields (the C-API fuzzer
-  // found 6 points, eps 1e-10, l_max 4: gradient 7.0e-10 with them, 5.5e-15
-  // without; regression test LaplaceFmmAccuracy.SparseTreesKeepTheFullP).
-  // The depth stays, unless in double the extra terms would pass the
-  // largest p: then nothing certifies eps at this depth (measured: 6-25
-  // points at forced depths 4-5, about one per leaf, p = 50 for eps 1e-10
-  // and 1e-12 gave gradient errors up to 126 eps), and a forced depth gives
-  // way to the cost model's, which plan_info reports
-  // (LaplaceFmmAccuracy.SparseTreesKeepTheFullP). In float the largest p is
-  // the roundoff floor (1500 points at depths 5-6, p = 16: errors <= 2.6e-6
-  // at eps 1e-5), so float keeps the depth.
-  if (opt.p == 0 && P.l_max >= 2 && P.ntrg > 0 &&
-      adjacent_pairs < kLaplaceSparseNearPerTarget * double(P.ntrg)) {
-    if (opt.l_max >= 0 && !P.single() && P.p + kLaplaceSparseExtraP > kMaxP) {
-      LaplaceOptions model_depth = opt;
-      model_depth.l_max = -1;
-      return laplace_plan_create(ctx, model_depth, nsrc, sources, ntrg, targets);
-    }
-    // In double a sparse tree also takes the standard stencil: the closest
-    // pairs then go through type-2 translations, the modified stencil's
-    // worst geometry (27 points at depth 5, dipoles, eps 1e-8, p = 38 + 2:
-    // gradient 8.7e-8 with it, 7.8e-13 with the standard stencil). The
-    // lists differ, so the plan is built again.
-    if (!P.single() && P.modified) {
-      LaplaceOptions standard = opt;
-      standard.stencil = GPUFMM_STENCIL_STANDARD;
-      return laplace_plan_create(ctx, standard, nsrc, sources, ntrg, targets);
-    }
-    const int ps = laplace_p_sparse(P.p, adjacent_pairs / double(P.ntrg), P.single());
-    if (ps != P.p || P.options.variable_truncation) {
-      P.p = ps;
-      P.options.variable_truncation = false;
-      get_tables();
-    }
-  }
-  auto work = [&P] {
-    if (P.single())
-      translation_work(P, *P.tables_f);
-    else
-      translation_work(P, *P.tables_d);
-  };
-  work();
-  lap(tp.stats);
-  auto setup = [&P] {
-#if defined(GPUFMM_HAVE_CUDA)
-    if (!P.cpu_pipeline()) cuda::laplace_plan_setup(P);  // tables etc. to the device
-#endif
-  };
-  // Issue 19, item 2: p from the error this plan reaches (calibrate.cpp),
-  // where there is a far field to truncate. A sparse near field at the cost
-  // model's depth (targets far from every source: all of their field comes
-  // through the far field, where the model's p + 8 is not enough; measured:
-  // 20000 Plummer sources, 12000 targets on a sphere of radius 3 around
-  // them, dipoles, eps 1e-6: 8.0e-6 at p = 30) is calibrated from the sparse
-  // p upwards only: there the error comes from a few pairs, and the error of
-  // one set of densities says little about another's (2x between two sets of
-  // random charges on the sparse trees above), so a lower p is not trusted.
-  // A sparse tree with more S|R translations than points, deeper than its
-  // points need (forced depths: 1500 points at depth 5-6 make hundreds per
-  // point), keeps the sparse p, as measured above: one evaluate of its
-  // full-p far field there costs more than the direct sum (~3 s on 2 cores
-  // at p = 30), and its test evaluates would cost minutes. The test
-  // evaluates run without the CUDA graph (each would capture one for
-  // arguments never seen again).
-  const bool sparse = adjacent_pairs < kLaplaceSparseNearPerTarget * double(P.ntrg);
-  const bool too_deep = double(P.m2l_translations) > double(nsrc + P.ntrg);
-  // Every pair summed directly (an adaptive plan's direct-sum bound can take
-  // all): no expansion to truncate, and the error is the rounding.
-  const bool all_direct = double(P.p2p_pairs) >= double(nsrc) * double(P.ntrg);
-  const bool calibrate = opt.p == 0 && opt.calibrate && P.l_max >= 2 && nsrc > 0 && P.ntrg > 0 &&
-                         !(sparse && too_deep) && !all_direct;
-  const bool graph = P.options.gpu.graph;
-  if (calibrate) P.options.gpu.graph = false;
-  P.calibrating = calibrate;
-  setup();
-  lap(tp.setup);
-  if (calibrate) {
-    laplace_calibrate(P, sources, targets, [&](int q) {
-      P.p = q;
-      get_tables();
-      P.ws_d = LaplaceWorkspace<double>();
-      P.ws_f = LaplaceWorkspace<float>();
-      work();
-      setup();
-    }, sparse);
-    P.options.gpu.graph = graph;
-    P.calibrating = false;
-#if defined(GPUFMM_HAVE_CUDA)
-    if (!P.cpu_pipeline()) {
-      cuda::laplace_gpu_kernels(P).graph = graph;
-      cuda::laplace_plan_strategies(P);
-    }
-#endif
-    P.last = StageTimes();
-    lap(tp.calibrate);
-    // Issue 19, item 3, for this input: where even the largest float p
-    // measures more than eps and more terms would help (targets far from
-    // every source, dipoles, eps 1e-5: 9.6e-4 measured, 2.7e-3 reached at
-    // p = 16), single precision cannot keep the promise, and the plan says
-    // so instead of returning less than was asked. Float's rounding floor
-    // (the error flat in p) is reported in measured_eps instead.
-    require(!P.float_truncation_miss, GPUFMM_ERROR_ACCURACY, "options field 'eps' = ", opt.eps,
-            " is below what single precision reaches on these points: the test evaluates measured ", P.measured_eps,
-            " at p = ", kLaplaceMaxPFloat, ", the largest in float, and the error still falls with p; use precision "
-            "GPUFMM_FLOAT64");
-  }
+  LaplaceOptions again;
+  if (sparse_tree_rules(P, opt, again)) return laplace_plan_create(ctx, again, nsrc, sources, ntrg, targets);
+  plan_work(P);
+  clock.lap(tp.stats);
+  setup_and_calibrate(P, opt, sources, targets, adjacent_pairs(P) < kLaplaceSparseNearPerTarget * double(P.ntrg),
+                      clock);
   P.dev_sources = P.dev_targets = nullptr;  // freed with dev_points
   P.plan_seconds = now() - t0;
   return plan;
