@@ -282,42 +282,90 @@ Offsets offsets_of(const PointSet& ps) {
   return o;
 }
 
-}  // namespace
+// Adaptive trees: the boxes of one set and level (keys, point ranges,
+// parents), in an allocation of their own until allocate_boxes() has sized
+// the set's box arrays.
+struct AdaptiveLevel {
+  std::unique_ptr<cuda::TempStorage> buf;
+  uint64_t* key = nullptr;
+  int32_t *begin = nullptr, *end = nullptr, *parent = nullptr;
+  int64_t count;
+};
 
-void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) {
-  Context& ctx = t.ctx;
-  cuda::DeviceGuard guard(ctx);
-  cudaStream_t stream = cuda::stream_of(ctx);
-  cuda::clear_last_error();
+AdaptiveLevel new_level(Context& ctx, int64_t m) {
+  AdaptiveLevel v;
+  v.buf = std::make_unique<cuda::TempStorage>(ctx, "adaptive tree level");
+  v.buf->add(v.key, m);
+  v.buf->add(v.begin, m);
+  v.buf->add(v.end, m);
+  v.buf->add(v.parent, m);
+  v.buf->allocate();
+  v.count = m;
+  return v;
+}
+
+// Grid sizes stop at 8 blocks per SM (the kernels loop over the rest).
+int64_t grid_cap_of_device() {
   int dev = 0, sms = 1;
   check(cudaGetDevice(&dev), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
-  const int64_t grid_cap = static_cast<int64_t>(sms) * 8;
+  return static_cast<int64_t>(sms) * 8;
+}
 
-  const int nsets = t.same_sets ? 1 : 2;
-  PointSet* sets[2] = {&t.src, &t.recv_own};
-  const int64_t n[2] = {t.src.n, t.same_sets ? 0 : t.recv_own.n};
-  const int64_t nmax = std::max(n[0], n[1]);
+// One build on the context's stream: the sets, the launch shape, the
+// scratch (CUB temporaries sized for the largest use, the unsorted keys,
+// the Status), and the steps of build_cuda, which calls them in order.
+struct Build {
+  Build(Tree& tree, cudaStream_t s, const double* src, const double* recv)
+      : t(tree), ctx(tree.ctx), stream(s), grid_cap(grid_cap_of_device()), nsets(tree.same_sets ? 1 : 2),
+        sets{&tree.src, &tree.recv_own}, n{tree.src.n, tree.same_sets ? 0 : tree.recv_own.n},
+        nmax(std::max(n[0], n[1])),
+        gb{n[0] > 0 ? blocks_for(n[0], kBlock, grid_cap) : 0u, n[1] > 0 ? blocks_for(n[1], kBlock, grid_cap) : 0u},
+        nparts(static_cast<int>(gb[0] + gb[1])), coords{src, recv}, scratch(tree.ctx, "tree build scratch") {}
+  Build(const Build&) = delete;
+  Build& operator=(const Build&) = delete;
 
-  const unsigned gb[2] = {n[0] > 0 ? blocks_for(n[0], kBlock, grid_cap) : 0u,
-                          n[1] > 0 ? blocks_for(n[1], kBlock, grid_cap) : 0u};
-  const int nparts = static_cast<int>(gb[0] + gb[1]);
+  void allocate_scratch(bool on_device);
+  void upload();
+  void keys();
+  void sort();
+  void scan_levels(LevelScan scans[2]);
+  void adaptive_levels(int s, std::vector<AdaptiveLevel>& lv);
+  void copy_adaptive_boxes(const std::vector<AdaptiveLevel> lv[2]);
+  void uniform_boxes(int s);
+  void finish_boxes(int s);
+  void check_counts(bool adaptive);
 
-  // ---- scratch (CUB temp storage sized for the largest use)
-  cuda::TempStorage scratch(ctx, "tree build scratch");
-  const double* coords[2] = {src, recv};
+  Tree& t;
+  Context& ctx;
+  const cudaStream_t stream;
+  const int64_t grid_cap;
+  const int nsets;
+  PointSet* const sets[2];
+  const int64_t n[2];
+  const int64_t nmax;
+  const unsigned gb[2];  // blocks of the partial bounding boxes, per set
+  const int nparts;
+  const double* coords[2];  // on the device after upload()
   double* up[2] = {nullptr, nullptr};
+  uint64_t* keys_in[2] = {nullptr, nullptr};
+  int32_t* idx_in[2] = {nullptr, nullptr};
+  int32_t* starts = nullptr;
+  double* parts = nullptr;
+  Status* st = nullptr;
+  cuda::TempStorage scratch;
+};
+
+// The scratch: the coordinates of host input, the keys and indices before
+// the sort, the box starts, the partial boxes, the Status, and room for
+// the largest CUB call.
+void Build::allocate_scratch(bool on_device) {
   if (!on_device) {
     scratch.add(up[0], 3 * n[0]);
     scratch.add(up[1], 3 * n[1]);
   }
-  uint64_t* keys_in[2] = {nullptr, nullptr};
-  int32_t* idx_in[2] = {nullptr, nullptr};
   for (int s = 0; s < 2; ++s) scratch.add(keys_in[s], n[s]);
   for (int s = 0; s < 2; ++s) scratch.add(idx_in[s], n[s]);
-  int32_t* starts = nullptr;
-  double* parts = nullptr;
-  Status* st = nullptr;
   scratch.add(starts, std::max<int64_t>(nmax, 1));
   scratch.add(parts, 6 * std::max(nparts, 1));
   scratch.add(st, 1);
@@ -338,23 +386,22 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
                                  stream);
   }, "cub::DeviceSelect::If (size query)");
   scratch.allocate();
+}
 
-  Events ev(5);
-  ev.record(0, stream);
-
-  // ---- upload (host coordinates only)
-  if (!on_device) {
-    for (int s = 0; s < nsets; ++s) {
-      if (n[s] == 0) continue;
-      check(cudaMemcpyAsync(up[s], coords[s], sizeof(double) * 3 * static_cast<size_t>(n[s]),
-                            cudaMemcpyHostToDevice, stream),
-            "cudaMemcpyAsync (tree coordinates, host to device)");
-      coords[s] = up[s];
-    }
+// Host coordinates to the scratch (on_device: nothing to do).
+void Build::upload() {
+  for (int s = 0; s < nsets; ++s) {
+    if (n[s] == 0) continue;
+    check(cudaMemcpyAsync(up[s], coords[s], sizeof(double) * 3 * static_cast<size_t>(n[s]),
+                          cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync (tree coordinates, host to device)");
+    coords[s] = up[s];
   }
-  ev.record(1, stream);
+}
 
-  // ---- keys
+// The bounding box of both sets, the cube, the point arrays, the Morton
+// keys (the first point outside a given cube noted in the Status).
+void Build::keys() {
   init_status_kernel<<<1, 64, 0, stream>>>(st);
   check_launch("init_status_kernel");
   for (int s = 0; s < nsets; ++s) {
@@ -374,9 +421,10 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
         coords[s], n[s], st, t.options.cube_given, keys_in[s], idx_in[s], &st->bad[2 + s]);
     check_launch("keys_kernel");
   }
-  ev.record(2, stream);
+}
 
-  // ---- sort
+// The points of each set in key order (stable), and the inverse permutation.
+void Build::sort() {
   for (int s = 0; s < nsets; ++s) {
     if (n[s] == 0) continue;
     scratch.run_cub(
@@ -389,9 +437,12 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
                                                                            sets[s]->iperm);
     check_launch("iperm_kernel");
   }
-  ev.record(3, stream);
+}
 
-  // ---- hierarchy: depth and box counts (sync 1)
+// Sync 1: the histograms of common levels of neighbouring keys (depth and
+// box counts per level) read back with the bad points and the cube; the
+// bad points fail here, the cube goes to t.
+void Build::scan_levels(LevelScan scans[2]) {
   const int s_max = t.options.l_max < 0 ? t.options.s_max : 0;
   for (int s = 0; s < nsets; ++s) {
     if (n[s] == 0) continue;
@@ -411,155 +462,185 @@ void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) 
   require(std::isfinite(t.cube.side) && t.cube.scale > 0, GPUFMM_ERROR_INVALID_ARGUMENT,
           "the coordinates span a range too wide for double precision (cube side ", t.cube.side,
           ")");
-  LevelScan scans[2];
   for (int s = 0; s < 2; ++s) {
     for (int c = 0; c <= kMaxLevel; ++c)
       scans[s].hist[c] = s < nsets ? static_cast<int64_t>(hs.hist[s][c]) : 0;
     scans[s].cmax = s < nsets ? hs.cmax[s] : -1;
   }
-  // ---- hierarchy: boxes and parent links
-  const bool adaptive = t.options.kind == Kind::Adaptive;
-  // Adaptive trees: per set and level, keys, point ranges and parents.
-  struct Level {
-    std::unique_ptr<cuda::TempStorage> buf;
-    uint64_t* key = nullptr;
-    int32_t *begin = nullptr, *end = nullptr, *parent = nullptr;
-    int64_t count;
-  };
-  std::vector<Level> lv[2];
-  auto new_level = [&](int64_t m) {
-    Level v;
-    v.buf = std::make_unique<cuda::TempStorage>(ctx, "adaptive tree level");
-    v.buf->add(v.key, m);
-    v.buf->add(v.begin, m);
-    v.buf->add(v.end, m);
-    v.buf->add(v.parent, m);
-    v.buf->allocate();
-    v.count = m;
-    return v;
-  };
-  if (adaptive) {
-    for (int s = 0; s < nsets; ++s) {
-      PointSet& ps = *sets[s];
-      ps.level_offset.assign(1, 0);
-      if (n[s] == 0) continue;
-      lv[s].push_back(new_level(1));
-      adaptive_root_kernel<<<1, 1, 0, stream>>>(lv[s][0].key, lv[s][0].begin, lv[s][0].end,
-                                                 lv[s][0].parent, static_cast<int32_t>(n[s]));
-      check_launch("adaptive_root_kernel");
-      ps.level_offset.push_back(1);
-      for (int l = 0; l < t.options.max_level; ++l) {
-        const Level& cur = lv[s].back();
-        const AdaptiveStart a{ps.keys, cur.key, cur.begin, cur.end, cur.count, l, t.options.s_max};
-        scratch.run_cub(
-            [&](void* tmp, size_t& b) {
-              return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][l + 1],
-                                           n[s], a, stream);
-            },
-            "cub::DeviceSelect::If (adaptive boxes)");
-        long long m = 0;
-        check(cudaMemcpyAsync(&m, &st->selected[s][l + 1], sizeof m, cudaMemcpyDeviceToHost, stream),
-              "cudaMemcpyAsync (box count, device to host)");
-        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-        if (m == 0) break;
-        Level next = new_level(m);
-        adaptive_level_kernel<<<blocks_for(m, kBlock, grid_cap), kBlock, 0, stream>>>(
-            starts, m, n[s], a, ps.level_offset[static_cast<size_t>(l)], next.key, next.begin, next.end,
-            next.parent);
-        check_launch("adaptive_level_kernel");
-        lv[s].push_back(std::move(next));
-        ps.level_offset.push_back(ps.level_offset.back() + m);
-      }
-      ps.nboxes = ps.level_offset.back();
-    }
-    finish_adaptive_levels(t);
-    allocate_boxes(t);
-    for (int s = 0; s < nsets; ++s) {
-      PointSet& ps = *sets[s];
-      for (size_t l = 0; l < lv[s].size(); ++l) {
-        const Level& v = lv[s][l];
-        const int64_t o = ps.level_offset[l];
-        check(cudaMemcpyAsync(ps.box_key + o, v.key, sizeof(uint64_t) * v.count, cudaMemcpyDeviceToDevice, stream),
-              "cudaMemcpyAsync (adaptive boxes)");
-        check(cudaMemcpyAsync(ps.point_begin + o, v.begin, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice,
-                              stream),
-              "cudaMemcpyAsync (adaptive boxes)");
-        check(cudaMemcpyAsync(ps.point_end + o, v.end, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
-              "cudaMemcpyAsync (adaptive boxes)");
-        check(cudaMemcpyAsync(ps.parent + o, v.parent, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
-              "cudaMemcpyAsync (adaptive boxes)");
-      }
-    }
-  } else {
-    finish_levels(t, scans);
-    allocate_boxes(t);
-  }
+}
 
-  const int L = t.l_max;
+// Adaptive trees, set s: the levels from the root down, each from
+// cub::DeviceSelect of the first points of the children of crowded boxes,
+// one sync per level for its count; ps.level_offset and ps.nboxes follow.
+void Build::adaptive_levels(int s, std::vector<AdaptiveLevel>& lv) {
+  PointSet& ps = *sets[s];
+  ps.level_offset.assign(1, 0);
+  if (n[s] == 0) return;
+  lv.push_back(new_level(ctx, 1));
+  adaptive_root_kernel<<<1, 1, 0, stream>>>(lv[0].key, lv[0].begin, lv[0].end,
+                                             lv[0].parent, static_cast<int32_t>(n[s]));
+  check_launch("adaptive_root_kernel");
+  ps.level_offset.push_back(1);
+  for (int l = 0; l < t.options.max_level; ++l) {
+    const AdaptiveLevel& cur = lv.back();
+    const AdaptiveStart a{ps.keys, cur.key, cur.begin, cur.end, cur.count, l, t.options.s_max};
+    scratch.run_cub(
+        [&](void* tmp, size_t& b) {
+          return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][l + 1],
+                                       n[s], a, stream);
+        },
+        "cub::DeviceSelect::If (adaptive boxes)");
+    long long m = 0;
+    check(cudaMemcpyAsync(&m, &st->selected[s][l + 1], sizeof m, cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpyAsync (box count, device to host)");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    if (m == 0) break;
+    AdaptiveLevel next = new_level(ctx, m);
+    adaptive_level_kernel<<<blocks_for(m, kBlock, grid_cap), kBlock, 0, stream>>>(
+        starts, m, n[s], a, ps.level_offset[static_cast<size_t>(l)], next.key, next.begin, next.end,
+        next.parent);
+    check_launch("adaptive_level_kernel");
+    lv.push_back(std::move(next));
+    ps.level_offset.push_back(ps.level_offset.back() + m);
+  }
+  ps.nboxes = ps.level_offset.back();
+}
+
+// Adaptive trees: the levels of both sets into their box arrays.
+void Build::copy_adaptive_boxes(const std::vector<AdaptiveLevel> lv[2]) {
   for (int s = 0; s < nsets; ++s) {
     PointSet& ps = *sets[s];
-    const int32_t nb = static_cast<int32_t>(ps.nboxes);
-    if (n[s] > 0 && !adaptive) {
-      const std::vector<int64_t>& off = ps.level_offset;
-      const int sh = level_shift(L);
-      scratch.run_cub(
-          [&](void* tmp, size_t& b) {
-            return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][L], n[s],
-                                         LeafStart{ps.keys, sh}, stream);
-          },
-          "cub::DeviceSelect::If (leaf boxes)");
-      const int64_t nl = off[L + 1] - off[L];
-      leaf_boxes_kernel<<<blocks_for(nl, kBlock, grid_cap), kBlock, 0, stream>>>(
-          starts, nl, n[s], ps.keys, sh, off[L], ps.box_key, ps.point_begin, ps.point_end);
-      check_launch("leaf_boxes_kernel");
-      for (int l = L - 1; l >= 0; --l) {
-        const int64_t co = off[l + 1], nc = off[l + 2] - off[l + 1], po = off[l], np = off[l + 1] - off[l];
-        scratch.run_cub(
-            [&](void* tmp, size_t& b) {
-              return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][l], nc,
-                                           ParentStart{ps.box_key + co}, stream);
-            },
-            "cub::DeviceSelect::If (parent boxes)");
-        parent_boxes_kernel<<<blocks_for(np, kBlock, grid_cap), kBlock, 0, stream>>>(
-            starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.parent);
-        check_launch("parent_boxes_kernel");
-      }
-      root_kernel<<<1, 1, 0, stream>>>(ps.parent);
-      check_launch("root_kernel");
+    for (size_t l = 0; l < lv[s].size(); ++l) {
+      const AdaptiveLevel& v = lv[s][l];
+      const int64_t o = ps.level_offset[l];
+      check(cudaMemcpyAsync(ps.box_key + o, v.key, sizeof(uint64_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync (adaptive boxes)");
+      check(cudaMemcpyAsync(ps.point_begin + o, v.begin, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice,
+                            stream),
+            "cudaMemcpyAsync (adaptive boxes)");
+      check(cudaMemcpyAsync(ps.point_end + o, v.end, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync (adaptive boxes)");
+      check(cudaMemcpyAsync(ps.parent + o, v.parent, sizeof(int32_t) * v.count, cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync (adaptive boxes)");
     }
-    // ---- child ranges, leaf flags, centres, tight bounds (both kinds)
-    if (nb == 0) {
-      check(cudaMemsetAsync(ps.child_offset, 0, sizeof(int32_t), stream), "cudaMemsetAsync");
-      continue;
-    }
-    finish_kernel<<<blocks_for(nb, kBlock, grid_cap), kBlock, 0, stream>>>(
-        ps.box_key, ps.parent, nb, offsets_of(ps), L, st, ps.child_offset, ps.leaf, ps.center);
-    check_launch("finish_kernel");
-    const auto pts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
-                                                     PointBounds{coords[s], ps.perm});
-    const Bounds none{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
-    auto bounds = [&](void* tmp, size_t& b) {
-      return cub::DeviceSegmentedReduce::Reduce(tmp, b, pts, ps.bounds, nb, ps.point_begin, ps.point_end,
-                                                BoundsMerge{}, none, stream);
-    };
-    cuda::TempStorage rtmp(ctx, "tree bounds temporaries");
-    rtmp.add_cub(bounds, "cub::DeviceSegmentedReduce::Reduce (size query)");
-    rtmp.allocate();
-    rtmp.run_cub(bounds, "cub::DeviceSegmentedReduce::Reduce (box bounds)");
   }
-  ev.record(4, stream);
+}
 
-  // ---- sync 2: the box counts found
+// Uniform trees, set s (points present): the leaf boxes from
+// cub::DeviceSelect of their first points, then level by level upwards
+// the parents from the first children and the parent links.
+void Build::uniform_boxes(int s) {
+  PointSet& ps = *sets[s];
+  const int L = t.l_max;
+  const std::vector<int64_t>& off = ps.level_offset;
+  const int sh = level_shift(L);
+  scratch.run_cub(
+      [&](void* tmp, size_t& b) {
+        return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][L], n[s],
+                                     LeafStart{ps.keys, sh}, stream);
+      },
+      "cub::DeviceSelect::If (leaf boxes)");
+  const int64_t nl = off[L + 1] - off[L];
+  leaf_boxes_kernel<<<blocks_for(nl, kBlock, grid_cap), kBlock, 0, stream>>>(
+      starts, nl, n[s], ps.keys, sh, off[L], ps.box_key, ps.point_begin, ps.point_end);
+  check_launch("leaf_boxes_kernel");
+  for (int l = L - 1; l >= 0; --l) {
+    const int64_t co = off[l + 1], nc = off[l + 2] - off[l + 1], po = off[l], np = off[l + 1] - off[l];
+    scratch.run_cub(
+        [&](void* tmp, size_t& b) {
+          return cub::DeviceSelect::If(tmp, b, thrust::counting_iterator<int>(0), starts, &st->selected[s][l], nc,
+                                       ParentStart{ps.box_key + co}, stream);
+        },
+        "cub::DeviceSelect::If (parent boxes)");
+    parent_boxes_kernel<<<blocks_for(np, kBlock, grid_cap), kBlock, 0, stream>>>(
+        starts, np, nc, po, co, ps.box_key, ps.point_begin, ps.point_end, ps.parent);
+    check_launch("parent_boxes_kernel");
+  }
+  root_kernel<<<1, 1, 0, stream>>>(ps.parent);
+  check_launch("root_kernel");
+}
+
+// Both kinds, set s: child ranges, leaf flags, centres, and the tight
+// bounds of every box (cub::DeviceSegmentedReduce, its own temporaries).
+void Build::finish_boxes(int s) {
+  PointSet& ps = *sets[s];
+  const int32_t nb = static_cast<int32_t>(ps.nboxes);
+  if (nb == 0) {
+    check(cudaMemsetAsync(ps.child_offset, 0, sizeof(int32_t), stream), "cudaMemsetAsync");
+    return;
+  }
+  finish_kernel<<<blocks_for(nb, kBlock, grid_cap), kBlock, 0, stream>>>(
+      ps.box_key, ps.parent, nb, offsets_of(ps), t.l_max, st, ps.child_offset, ps.leaf, ps.center);
+  check_launch("finish_kernel");
+  const auto pts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                                   PointBounds{coords[s], ps.perm});
+  const Bounds none{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+  auto bounds = [&](void* tmp, size_t& b) {
+    return cub::DeviceSegmentedReduce::Reduce(tmp, b, pts, ps.bounds, nb, ps.point_begin, ps.point_end,
+                                              BoundsMerge{}, none, stream);
+  };
+  cuda::TempStorage rtmp(ctx, "tree bounds temporaries");
+  rtmp.add_cub(bounds, "cub::DeviceSegmentedReduce::Reduce (size query)");
+  rtmp.allocate();
+  rtmp.run_cub(bounds, "cub::DeviceSegmentedReduce::Reduce (box bounds)");
+}
+
+// Sync 2: the box counts found by the selects of uniform trees against
+// those the key histogram predicted.
+void Build::check_counts(bool adaptive) {
+  Status hs;
   check(cudaMemcpyAsync(&hs, st, sizeof(Status), cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync (tree status, device to host)");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   for (int s = 0; s < nsets && !adaptive; ++s) {
     if (n[s] == 0) continue;
-    for (int l = 0; l <= L; ++l)
+    for (int l = 0; l <= t.l_max; ++l)
       require(hs.selected[s][l] == sets[s]->boxes_at(l), GPUFMM_ERROR_INTERNAL,
               "tree build: found ", hs.selected[s][l], " boxes at level ", l,
               " where the key histogram predicted ", sets[s]->boxes_at(l));
   }
+}
+
+}  // namespace
+
+void build_cuda(Tree& t, const double* src, const double* recv, bool on_device) {
+  Context& ctx = t.ctx;
+  cuda::DeviceGuard guard(ctx);
+  cudaStream_t stream = cuda::stream_of(ctx);
+  cuda::clear_last_error();
+  Build b(t, stream, src, recv);
+  b.allocate_scratch(on_device);
+
+  Events ev(5);
+  ev.record(0, stream);
+  if (!on_device) b.upload();
+  ev.record(1, stream);
+  b.keys();
+  ev.record(2, stream);
+  b.sort();
+  ev.record(3, stream);
+
+  // ---- hierarchy: depth and box counts (sync 1), then boxes and parent links
+  LevelScan scans[2];
+  b.scan_levels(scans);
+  const bool adaptive = t.options.kind == Kind::Adaptive;
+  std::vector<AdaptiveLevel> lv[2];  // freed (stream-ordered) at the end
+  if (adaptive) {
+    for (int s = 0; s < b.nsets; ++s) b.adaptive_levels(s, lv[s]);
+    finish_adaptive_levels(t);
+    allocate_boxes(t);
+    b.copy_adaptive_boxes(lv);
+  } else {
+    finish_levels(t, scans);
+    allocate_boxes(t);
+  }
+  for (int s = 0; s < b.nsets; ++s) {
+    if (b.n[s] > 0 && !adaptive) b.uniform_boxes(s);
+    b.finish_boxes(s);
+  }
+  ev.record(4, stream);
+
+  b.check_counts(adaptive);
   t.timings.upload = on_device ? 0.0 : ev.seconds(0, 1);
   t.timings.keys = ev.seconds(1, 2);
   t.timings.sort = ev.seconds(2, 3);
