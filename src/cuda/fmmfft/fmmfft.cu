@@ -511,86 +511,134 @@ void nonfinite_error(unsigned long long first) {
        first % 2 ? "imaginary" : "real", " part");
 }
 
+// The device buffers of one transform: the input x, the output y and Z
+// (the FMM output).
 template <class R>
-void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
+struct Buffers {
+  const R* x = nullptr;
+  R* y = nullptr;
+  R* Z = nullptr;
+};
+
+// The input on the device (the host variant's staging), and Z (the FMM
+// output): the output itself unless that is the input (in place, or the
+// staging), then a second buffer. Over several ranks this and the check
+// of the input (a NaN or Inf on any rank fails every rank before anything
+// moves; in one process check_sums finds it) are agreed on.
+template <class R>
+Buffers<R> prepare(Plan& p, const void* in, void* out, bool on_context) {
   CudaPlan& g = *p.gpu;
-  DeviceGuard guard(p.ctx);
   Context& ctx = p.ctx;
   Distributed* d = p.dist.get();
   const cudaStream_t st = stream_of(ctx);
-  const int64_t N = p.local_n(), P = p.par.P, M = p.par.M, Q = p.par.Q, ml = p.par.ml, Rr = p.rows();
-  const int B = p.par.B, L = p.par.L;
-  const gpufmm_dtype_t dt = sizeof(R) == 4 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64;
-  const R* x = nullptr;
-  R *y = nullptr, *Z = nullptr;
-  // The input on the device (the host variant's staging), and Z (the FMM
-  // output): the output itself unless that is the input (in place, or the
-  // staging), then a second buffer. Over several ranks this and the check
-  // of the input (a NaN or Inf on any rank fails every rank before anything
-  // moves; in one process the sums below find it) are agreed on.
-  auto prepare = [&] {
+  const int64_t N = p.local_n();
+  Buffers<R> b;
+  auto body = [&] {
     if (on_context) {
-      x = static_cast<const R*>(in);
-      y = static_cast<R*>(out);
+      b.x = static_cast<const R*>(in);
+      b.y = static_cast<R*>(out);
     } else {
       if (!g.staging) g.staging = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT staging of the host input");
       gpufmm::cuda::staged_upload(ctx, g.staging, in, sizeof(R) * 2 * size_t(N), plan::parallel_copy);
-      x = static_cast<const R*>(g.staging);
-      y = static_cast<R*>(g.staging);
+      b.x = static_cast<const R*>(g.staging);
+      b.y = static_cast<R*>(g.staging);
     }
-    Z = y;
-    if (static_cast<const void*>(y) == static_cast<const void*>(x)) {
+    b.Z = b.y;
+    if (static_cast<const void*>(b.y) == static_cast<const void*>(b.x)) {
       if (!g.zbuf) g.zbuf = g.alloc(sizeof(R) * 2 * size_t(N), "FMM-FFT output buffer of in-place transforms");
-      Z = static_cast<R*>(g.zbuf);
+      b.Z = static_cast<R*>(g.zbuf);
     }
     if (d) {
-      const unsigned long long first = first_nonfinite<R>(g, st, x, 2 * N);
+      const unsigned long long first = first_nonfinite<R>(g, st, b.x, 2 * N);
       if (first != ~0ull) nonfinite_error(first);
     }
   };
   if (d) {
-    d->agree(prepare);
+    d->agree(body);
     d->t_wait = 0;
     d->sent_input = d->sent_multipoles = d->sent_base = 0;
   } else {
-    prepare();
+    body();
   }
-  // MPI: messages staged through pinned host memory; NCCL: device memory.
-  const bool staged = d && !d->device_memory();
-  R* mult = static_cast<R*>(g.work);
-  R* loc = mult + g.nexp;
-  R* T = loc + g.nexp;
-  auto lev = [&](R* base, int l) { return base + p.level_offset[l - B]; };
-  R* halo = static_cast<R*>(g.halo);
-  R* host = static_cast<R*>(g.host);
-  const int64_t box = Rr * Q;
-  // The halos: reals [at, at + n) of device memory to host, or the received
-  // part k of the halo buffer to the device.
-  auto to_host = [&](int64_t host_at, const R* src, int64_t n) {
+  return b;
+}
+
+// One transform on the context's stream after prepare(): the plan's sizes,
+// the work arrays, and the stages as execute_t calls them, in stream
+// order. Over several ranks the halos travel through device memory (NCCL;
+// the Distributed orders the messages against the stream) or are staged
+// through pinned host memory (MPI).
+template <class R>
+struct Exec {
+  Exec(Plan& plan, const Buffers<R>& b)
+      : p(plan), g(*plan.gpu), ctx(plan.ctx), d(plan.dist.get()), st(stream_of(plan.ctx)), N(plan.local_n()),
+        P(plan.par.P), M(plan.par.M), Q(plan.par.Q), ml(plan.par.ml), Rr(plan.rows()), B(plan.par.B),
+        L(plan.par.L), dt(sizeof(R) == 4 ? GPUFMM_FLOAT32 : GPUFMM_FLOAT64), x(b.x), y(b.y), Z(b.Z),
+        staged(d && !d->device_memory()), mult(static_cast<R*>(g.work)), loc(mult + g.nexp), T(loc + g.nexp),
+        halo(static_cast<R*>(g.halo)), host(static_cast<R*>(g.host)), box(Rr * Q),
+        s2m(static_cast<const R*>(g.s2m)), m2m(static_cast<const R*>(g.m2m)) {}
+
+  Plan& p;
+  CudaPlan& g;
+  Context& ctx;
+  Distributed* const d;
+  const cudaStream_t st;
+  const int64_t N, P, M, Q, ml, Rr;
+  const int B, L;
+  const gpufmm_dtype_t dt;
+  const R* const x;
+  R* const y;
+  R* const Z;
+  const bool staged;  // MPI: messages staged through pinned host memory; NCCL: device memory
+  R* const mult;
+  R* const loc;
+  R* const T;
+  R* const halo;
+  R* const host;
+  const int64_t box;
+  const R one = 1, zero = 0;
+  const R* const s2m;
+  const R* const m2m;
+
+  R* lev(R* base, int l) const { return base + p.level_offset[l - B]; }
+  // The halos: n reals of device memory to host memory at host_at, or the
+  // received parts k0..k1 - 1 (adjacent) of the halo buffer to the device.
+  void to_host(int64_t host_at, const R* src, int64_t n) {
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(host + host_at, src, sizeof(R) * size_t(n), cudaMemcpyDeviceToHost, st));
-  };
-  auto received = [&](int k0, int k1) {  // parts k0..k1 - 1 (adjacent)
+  }
+  void received(int k0, int k1) {
     if (!staged) return;
     const int64_t a = p.halo_offset[size_t(k0)], b = p.halo_offset[size_t(k1)];
     GPUFMM_CUDA_CHECK(
         cudaMemcpyAsync(halo + a, host + g.h_recv + a, sizeof(R) * size_t(b - a), cudaMemcpyHostToDevice, st));
-  };
-  const R one = 1, zero = 0;
-  const R* s2m = static_cast<const R*>(g.s2m);
-  const R* m2m = static_cast<const R*>(g.m2m);
-  auto gemm = [&](gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* Bm,
-                  int64_t ldb, const R* beta, R* C, int64_t ldc, int64_t sC, int64_t batch) {
+  }
+  void gemm(gpufmm_op_t tb, int64_t m, int64_t n, int64_t k, const R* A, int64_t lda, int64_t sA, const R* Bm,
+            int64_t ldb, const R* beta, R* C, int64_t ldc, int64_t sC, int64_t batch) {
     cuda::gemm_strided_batched(ctx, dt, GPUFMM_OP_N, tb, m, n, k, &one, A, lda, sA, Bm, ldb, 0, beta, C, ldc, sC,
                                batch);
-  };
-  GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.flag, 0, sizeof(int), st));
-  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[0], st));
+  }
+
+  void send_input();
+  void upward();
+  void send_levels();
+  void m2l(int l, bool base);
+  void m2l_passes();
+  void check_sums();
+  void downward();
+  void s2t(int sign);
+  void ffts(int sign);
+  void record_times();
+};
+
+// Algorithm 1, over several ranks: the input's end leaves travel during
+// S2M, M2M, M2L.
+template <class R>
+void Exec<R>::send_input() {
   if (d && !staged) {
-    // Algorithm 1 in device memory (the Distributed orders the messages
-    // against this stream): the input's end leaves, ...
+    // In device memory (the Distributed orders the messages against this
+    // stream): the input's end leaves, and in send_levels the rest.
     d->halo_begin(0, x, N / P, 2 * P, 2, ml, halo + p.halo_offset[0], halo + p.halo_offset[1]);
   } else if (d) {
-    // Algorithm 1: the input's end leaves travel during S2M, M2M, M2L.
     const int64_t leaf = ml * 2 * P;
     to_host(g.h_in, x, leaf);
     to_host(g.h_in + leaf, x + 2 * N - leaf, leaf);
@@ -598,15 +646,24 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
     d->halo_begin(0, host + g.h_in, 2 * ml, 2 * P, 2, ml, host + g.h_recv + p.halo_offset[0],
                   host + g.h_recv + p.halo_offset[1]);
   }
-  // S2M
+}
+
+// S2M, then M2M level by level upwards.
+template <class R>
+void Exec<R>::upward() {
   gemm(GPUFMM_OP_T, Rr, Q, ml, x + 2, 2 * P, 2 * P * ml, s2m, Q, &zero, lev(mult, L), Rr, Rr * Q, p.boxes(L));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kS2M + 1], st));
   for (int l = L - 1; l >= B; --l)
     gemm(GPUFMM_OP_T, Rr, Q, 2 * Q, lev(mult, l + 1), Rr, Rr * 2 * Q, m2m, Q, &zero, lev(mult, l), Rr, Rr * Q,
          p.boxes(l));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kM2M + 1], st));
+}
+
+// Over several ranks, after M2M: the base level's all-gather and each
+// level's end boxes, during the M2L of the levels before them.
+template <class R>
+void Exec<R>::send_levels() {
   if (d && !staged) {
-    // ... the base level and each level's end boxes after M2M.
     d->gather_begin(lev(mult, B), box * p.boxes(B), halo + p.halo_offset[2 * (L - B) + 2]);
     for (int l = B + 1; l <= L; ++l) {
       const int k = 2 * (l - B);
@@ -614,8 +671,6 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
                     halo + p.halo_offset[size_t(k + 1)]);
     }
   } else if (d) {
-    // The base level's all-gather and each level's end boxes, during the
-    // M2L of the levels before them.
     for (int l = B + 1; l <= L; ++l) {
       const int64_t at = g.h_level + 4 * box * (l - B - 1);
       to_host(at, lev(mult, l), 2 * box);
@@ -630,31 +685,42 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
                     host + g.h_recv + p.halo_offset[size_t(k)], host + g.h_recv + p.halo_offset[size_t(k + 1)]);
     }
   }
-  auto m2l = [&](int l, bool base) {
-    if (m2l_count(l, base) <= 0) return;
-    const int64_t nb = p.boxes(l);
-    const int64_t lanes = std::max<int64_t>(1, std::min<int64_t>(nb / kBox, kMLanes)), chunk = lanes * kBox;
-    dim3 block(kMRows, unsigned(lanes));
-    dim3 grid(unsigned((Rr + kMRows - 1) / kMRows), unsigned((nb + chunk - 1) / chunk));
-    const size_t smem = sizeof(R) * size_t(Q) * Q * kMRows;
-    const Ring<R> src = level_ring<R>(p, l, lev(mult, l), halo);
-    const int64_t first = base && d ? d->rank * nb : 0;
-    auto launch = [&](auto kernel) {
-      kernel<<<grid, block, smem, st>>>(int(Q), Rr, l, base, nb, g.cotA + g.cot_offset[l - B], g.tanp, chunk, src,
-                                        first, lev(loc, l));
-    };
-    if (Q <= 8)
-      launch(k_m2l<R, 8>);
-    else if (Q <= 12)
-      launch(k_m2l<R, 12>);
-    else if (Q <= 16)
-      launch(k_m2l<R, 16>);
-    else if (Q <= 20)
-      launch(k_m2l<R, 20>);
-    else
-      launch(k_m2l<R, kMaxQ>);
-    check_launch("k_m2l");
+}
+
+// The M2L of level l (or the base level): k_m2l instantiated for the
+// smallest QM >= Q.
+template <class R>
+void Exec<R>::m2l(int l, bool base) {
+  if (m2l_count(l, base) <= 0) return;
+  const int64_t nb = p.boxes(l);
+  const int64_t lanes = std::max<int64_t>(1, std::min<int64_t>(nb / kBox, kMLanes)), chunk = lanes * kBox;
+  dim3 block(kMRows, unsigned(lanes));
+  dim3 grid(unsigned((Rr + kMRows - 1) / kMRows), unsigned((nb + chunk - 1) / chunk));
+  const size_t smem = sizeof(R) * size_t(Q) * Q * kMRows;
+  const Ring<R> src = level_ring<R>(p, l, lev(mult, l), halo);
+  const int64_t first = base && d ? d->rank * nb : 0;
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, block, smem, st>>>(int(Q), Rr, l, base, nb, g.cotA + g.cot_offset[l - B], g.tanp, chunk, src,
+                                      first, lev(loc, l));
   };
+  if (Q <= 8)
+    launch(k_m2l<R, 8>);
+  else if (Q <= 12)
+    launch(k_m2l<R, 12>);
+  else if (Q <= 16)
+    launch(k_m2l<R, 16>);
+  else if (Q <= 20)
+    launch(k_m2l<R, 20>);
+  else
+    launch(k_m2l<R, kMaxQ>);
+  check_launch("k_m2l");
+}
+
+// The M2L of every level below B as its halo arrives, then the base
+// level's (after the all-gather), then k_reduce's sums r_p of every
+// rank's base level.
+template <class R>
+void Exec<R>::m2l_passes() {
   for (int l = B + 1; l <= L; ++l) {
     if (d) {
       d->halo_end(l);
@@ -673,44 +739,62 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
   k_reduce<R><<<unsigned((Rr + 31) / 32), dim3(32, 8), 0, st>>>(Rr, Q << B, base_mult, g.red);
   check_launch("k_reduce");
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kReduce + 1], st));
-  if (!d) {
-    // A NaN or Inf input: report it before anything reaches `out`.
-    k_nonfinite<R><<<gpufmm::cuda::grid_for(Rr + 2 * M, 256), 256, 0, st>>>(Rr, g.red, M, P, x, g.flag);
-    check_launch("k_nonfinite");
-    int bad = 0;
-    GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&bad, g.flag, sizeof(int), cudaMemcpyDeviceToHost, st));
-    GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
-    if (bad) {
-      const unsigned long long first = first_nonfinite<R>(g, st, x, 2 * N);
-      require(first != ~0ull, GPUFMM_ERROR_INVALID_ARGUMENT,
-              "argument 'in': its sums overflow the precision (values too large for the FMM-FFT)");
-      nonfinite_error(first);
-    }
+}
+
+// In one process, a NaN or Inf input: reported from the sums before
+// anything reaches `out` (over several ranks prepare() checked it).
+template <class R>
+void Exec<R>::check_sums() {
+  if (d) return;
+  k_nonfinite<R><<<gpufmm::cuda::grid_for(Rr + 2 * M, 256), 256, 0, st>>>(Rr, g.red, M, P, x, g.flag);
+  check_launch("k_nonfinite");
+  int bad = 0;
+  GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&bad, g.flag, sizeof(int), cudaMemcpyDeviceToHost, st));
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+  if (bad) {
+    const unsigned long long first = first_nonfinite<R>(g, st, x, 2 * N);
+    require(first != ~0ull, GPUFMM_ERROR_INVALID_ARGUMENT,
+            "argument 'in': its sums overflow the precision (values too large for the FMM-FFT)");
+    nonfinite_error(first);
   }
+}
+
+// L2L level by level downwards, then L2T into T.
+template <class R>
+void Exec<R>::downward() {
   for (int l = B; l < L; ++l)
     gemm(GPUFMM_OP_N, Rr, 2 * Q, Q, lev(loc, l), Rr, Rr * Q, m2m, Q, &one, lev(loc, l + 1), Rr, Rr * 2 * Q,
          p.boxes(l));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kL2L + 1], st));
   gemm(GPUFMM_OP_N, Rr, ml, Q, lev(loc, L), Rr, Rr * Q, s2m, Q, &zero, T + 2, 2 * P, 2 * P * ml, p.boxes(L));
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kL2T + 1], st));
+}
+
+// The near field and POST (k_s2t) into Z, after the input's halo.
+template <class R>
+void Exec<R>::s2t(int sign) {
   if (d) {
     d->halo_end(0);
     received(0, 2);
   }
-  {
-    const int64_t nb = p.boxes(L);
-    const int G = int((ml + kWin - 1) / kWin), nbp = std::max(1, 16 / G);
-    const int64_t chunk = std::max<int64_t>(nbp, std::min<int64_t>(nb, 4096 / ml) / nbp * nbp);
-    dim3 block(kRows, unsigned(G * nbp));
-    dim3 grid(unsigned((2 * P + kRows - 1) / kRows), unsigned((nb + chunk - 1) / chunk));
-    const size_t smem = s2t_smem<R>(int(ml));
-    const int64_t zm = d ? P : 1, zp = d ? 1 : M;
-    k_s2t<R><<<grid, block, smem, st>>>(p.par.N, P, M, int(ml), nb, nbp, chunk, sign, !g.post_info, g.s2t,
-                                        g.red, input_ring<R>(p, x, halo), T, zm, zp, Z);
-    check_launch("k_s2t");
-  }
+  const int64_t nb = p.boxes(L);
+  const int G = int((ml + kWin - 1) / kWin), nbp = std::max(1, 16 / G);
+  const int64_t chunk = std::max<int64_t>(nbp, std::min<int64_t>(nb, 4096 / ml) / nbp * nbp);
+  dim3 block(kRows, unsigned(G * nbp));
+  dim3 grid(unsigned((2 * P + kRows - 1) / kRows), unsigned((nb + chunk - 1) / chunk));
+  const size_t smem = s2t_smem<R>(int(ml));
+  const int64_t zm = d ? P : 1, zp = d ? 1 : M;
+  k_s2t<R><<<grid, block, smem, st>>>(p.par.N, P, M, int(ml), nb, nbp, chunk, sign, !g.post_info, g.s2t,
+                                      g.red, input_ring<R>(p, x, halo), T, zm, zp, Z);
+  check_launch("k_s2t");
   GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kS2T + 1], st));
-  if (g.post_info && g.post_sign != sign) {  // the callback's POST for this direction
+}
+
+// The M x P 2D FFT of Z into y (with the callback's POST for this
+// direction on the first transform's load).
+template <class R>
+void Exec<R>::ffts(int sign) {
+  if (g.post_info && g.post_sign != sign) {
     g.post_sign = sign;
     GPUFMM_CUDA_CHECK(cudaMemcpyAsync(&g.post_info->sign, &g.post_sign, sizeof(int), cudaMemcpyHostToDevice, st));
   }
@@ -754,9 +838,11 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
     fft(g.fft_p, F, y);
     GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[kFftP + 1], st));
   }
-  if (!on_context)
-    gpufmm::cuda::staged_download(ctx, out, y, sizeof(R) * 2 * size_t(N), plan::parallel_copy);
-  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(st));
+}
+
+// The stage times (p.times) from the events, after the final sync.
+template <class R>
+void Exec<R>::record_times() {
   for (int s = 0; s < kStages; ++s) {
     // The stages ran in index order but for the two FFTs of one process
     // (FFT-M first).
@@ -766,6 +852,29 @@ void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
     GPUFMM_CUDA_CHECK(cudaEventElapsedTime(&ms, g.ev[from], g.ev[s + 1]));
     p.times[s] = ms * 1e-3;
   }
+}
+
+// One transform: the stages in stream order, the bad-value flag cleared
+// and the first event recorded before the first of them.
+template <class R>
+void execute_t(Plan& p, const void* in, void* out, int sign, bool on_context) {
+  CudaPlan& g = *p.gpu;
+  DeviceGuard guard(p.ctx);
+  Exec<R> e(p, prepare<R>(p, in, out, on_context));
+  GPUFMM_CUDA_CHECK(cudaMemsetAsync(g.flag, 0, sizeof(int), e.st));
+  GPUFMM_CUDA_CHECK(cudaEventRecord(g.ev[0], e.st));
+  e.send_input();
+  e.upward();
+  e.send_levels();
+  e.m2l_passes();
+  e.check_sums();
+  e.downward();
+  e.s2t(sign);
+  e.ffts(sign);
+  if (!on_context)
+    gpufmm::cuda::staged_download(p.ctx, out, e.y, sizeof(R) * 2 * size_t(e.N), plan::parallel_copy);
+  GPUFMM_CUDA_CHECK(cudaStreamSynchronize(e.st));
+  e.record_times();
 }
 
 }  // namespace
